@@ -1,0 +1,63 @@
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { BM25_DEFAULTS, type Bm25Params } from './index/bm25/scoring.js';
+import type { CorpusFormat } from './ingest/types.js';
+
+/**
+ * Every default in one place; option docs in the CLI quote these values.
+ * This module is also the only place that reads environment variables.
+ */
+export const DEFAULTS = {
+  /** Where built indexes live, one directory per corpus. */
+  indexDir: 'indexes',
+  /** Hits returned when a client does not ask for a number. */
+  topK: 3,
+  /** The largest top_k a client may ask for. */
+  maxTopK: 100,
+  /** Queries per batch_search call. */
+  maxBatchQueries: 256,
+  /** Longest accepted query, in characters; longer ones are an error, not silently cut. */
+  maxQueryChars: 8192,
+  /** Chunk size in tokens for formats that chunk (see CHUNK_SIZE_BY_FORMAT). */
+  chunkSize: 500,
+  /** Tokens repeated between consecutive chunks (whole sentences when possible). */
+  chunkOverlap: 50,
+  bm25: BM25_DEFAULTS as Bm25Params,
+  /** Postings buffered by build-index before spilling a sorted run (≈12 bytes each). */
+  maxPostingsInMemory: 16_000_000,
+} as const;
+
+/**
+ * Per-format chunking default: 0 keeps one chunk per record. wiki-18 and BEIR
+ * passages are already retrieval units (and BEIR scores are per document);
+ * MultiHop-RAG articles are chunked at 500 tokens as in the DeepSearch-RL
+ * setup; GraphRAG-Bench books and generic jsonl are chunked the same way.
+ */
+export const CHUNK_SIZE_BY_FORMAT: Record<CorpusFormat, number> = {
+  wiki18: 0,
+  beir: 0,
+  jsonl: DEFAULTS.chunkSize,
+  multihop: DEFAULTS.chunkSize,
+  graphrag: DEFAULTS.chunkSize,
+};
+
+export interface EnvSettings {
+  hfEndpoint: string;
+  hfToken: string | undefined;
+  cacheDir: string;
+  authToken: string | undefined;
+  sharedDir: string | undefined;
+}
+
+/** Reads the environment once, at the CLI boundary. */
+export function readEnv(env: NodeJS.ProcessEnv = process.env): EnvSettings {
+  const xdg = env['XDG_CACHE_HOME'] || join(homedir(), '.cache');
+  const hfHome = env['HF_HOME'] || join(xdg, 'huggingface');
+  return {
+    hfEndpoint: (env['HF_ENDPOINT'] || 'https://huggingface.co').replace(/\/+$/, ''),
+    hfToken: env['HF_TOKEN'] || env['HUGGING_FACE_HUB_TOKEN'] || undefined,
+    cacheDir: env['RETRIEVER_MCP_CACHE'] || env['HF_HUB_CACHE'] || join(hfHome, 'hub'),
+    authToken: env['RETRIEVER_MCP_TOKEN'] || undefined,
+    sharedDir: env['RETRIEVER_MCP_SHARED'] || undefined,
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * One error type for everything the product reports to a user. The message
+ * names the offending value and says what to do; the code lets callers
+ * (HTTP status mapping, tests) branch without parsing text.
+ */
+export type ErrorCode =
+  | 'BAD_INPUT' // a query, flag or file the user gave is invalid
+  | 'UNKNOWN_CORPUS'
+  | 'MODE_UNAVAILABLE' // e.g. dense search on an index built with --no-dense
+  | 'INDEX_MISSING'
+  | 'INDEX_INCOMPATIBLE' // built by another format version, model or dimension
+  | 'INDEX_CORRUPT' // sizes or checksums do not match the manifest
+  | 'MODEL' // the encoder cannot be loaded or run
+  | 'DOWNLOAD'
+  | 'OVERLOADED' // the request queue is full: retry later
+  | 'DEADLINE' // the request ran past its deadline
+  | 'BUILD' // a build step failed
+  | 'IO' // a file could not be read or written
+  | 'INTERNAL';
+
+export class RetrieverError extends Error {
+  readonly code: ErrorCode;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'RetrieverError';
+    this.code = code;
+  }
+}
+
+export function isRetrieverError(err: unknown, code?: ErrorCode): err is RetrieverError {
+  return err instanceof RetrieverError && (code === undefined || err.code === code);
+}
+
+/** The one-line text shown to a user for any thrown value, never a stack. */
+export function describeError(err: unknown): string {
+  if (err instanceof Error) return err.message.split('\n')[0] ?? err.name;
+  return String(err);
+}

@@ -1,0 +1,95 @@
+/**
+ * BERT's "basic tokenizer" (the pre-tokenization of Hugging Face's
+ * BertPreTokenizer + BertNormalizer): words are runs of non-space,
+ * non-punctuation characters; every punctuation character and every CJK
+ * ideograph is a word of its own. Used by the WordPiece tokenizer and by the
+ * chunker's word counter, so both agree on word boundaries.
+ */
+export interface WordSpan {
+  start: number; // UTF-16 offsets into the original text
+  end: number;
+}
+
+const RE_PUNCT = /\p{P}/u;
+const RE_WS = /\s/u;
+const RE_CONTROL = /[\p{Cc}\p{Cf}]/u;
+
+/** Hugging Face's _is_chinese_char: the CJK Unified Ideograph blocks. */
+export function isCjkCodePoint(cp: number): boolean {
+  return (
+    (cp >= 0x4e00 && cp <= 0x9fff) ||
+    (cp >= 0x3400 && cp <= 0x4dbf) ||
+    (cp >= 0x20000 && cp <= 0x2a6df) ||
+    (cp >= 0x2a700 && cp <= 0x2b73f) ||
+    (cp >= 0x2b740 && cp <= 0x2b81f) ||
+    (cp >= 0x2b820 && cp <= 0x2ceaf) ||
+    (cp >= 0xf900 && cp <= 0xfaff) ||
+    (cp >= 0x2f800 && cp <= 0x2fa1f)
+  );
+}
+
+/** BERT counts all non-letter/number ASCII symbols as punctuation ("$", "^", "`"). */
+export function isBertPunctuation(cp: number): boolean {
+  if ((cp >= 33 && cp <= 47) || (cp >= 58 && cp <= 64) || (cp >= 91 && cp <= 96) || (cp >= 123 && cp <= 126)) {
+    return true;
+  }
+  return cp > 127 && RE_PUNCT.test(String.fromCodePoint(cp));
+}
+
+export function isBertWhitespace(cp: number): boolean {
+  if (cp === 32 || cp === 9 || cp === 10 || cp === 13) return true;
+  return cp > 127 && RE_WS.test(String.fromCodePoint(cp)) && cp !== 0x200b;
+}
+
+/** Characters BertNormalizer(clean_text) deletes: NUL, U+FFFD and control/format chars except tab/newline. */
+export function isBertDroppedChar(cp: number): boolean {
+  if (cp === 0 || cp === 0xfffd) return true;
+  if (cp === 9 || cp === 10 || cp === 13) return false;
+  if (cp < 32 || cp === 127) return true;
+  return cp > 127 && RE_CONTROL.test(String.fromCodePoint(cp));
+}
+
+// 0 = word char, 1 = whitespace, 2 = punctuation/CJK (a word alone), 3 = dropped
+let asciiClass: Uint8Array | undefined;
+
+function classify(cp: number): number {
+  if (isBertDroppedChar(cp)) return 3;
+  if (isBertWhitespace(cp)) return 1;
+  if (isBertPunctuation(cp) || isCjkCodePoint(cp)) return 2;
+  return 0;
+}
+
+function getAsciiClass(): Uint8Array {
+  if (!asciiClass) {
+    asciiClass = new Uint8Array(128);
+    for (let cp = 0; cp < 128; cp++) asciiClass[cp] = classify(cp);
+  }
+  return asciiClass;
+}
+
+/** Splits `text` into BERT words. Dropped characters never start or extend a word. */
+export function bertWords(text: string): WordSpan[] {
+  const ascii = getAsciiClass();
+  const out: WordSpan[] = [];
+  let wordStart = -1;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const cp = text.codePointAt(i) as number;
+    const w = cp > 0xffff ? 2 : 1;
+    const c = cp < 128 ? (ascii[cp] as number) : classify(cp);
+    if (c === 0) {
+      if (wordStart < 0) wordStart = i;
+    } else if (c !== 3) {
+      if (wordStart >= 0) {
+        out.push({ start: wordStart, end: i });
+        wordStart = -1;
+      }
+      if (c === 2) out.push({ start: i, end: i + w });
+    }
+    // a dropped char inside a word is simply skipped by the normalizer: the word continues
+    i += w;
+  }
+  if (wordStart >= 0) out.push({ start: wordStart, end: n });
+  return out;
+}

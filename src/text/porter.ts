@@ -1,0 +1,257 @@
+/**
+ * The Porter stemmer (M. F. Porter, "An algorithm for suffix stripping", 1980),
+ * following the author's reference implementation and its documented
+ * departures from the paper ("bli"→"ble", "logi"→"log", words of one or two
+ * letters left alone). Lucene's PorterStemFilter implements the same
+ * algorithm, which keeps our BM25 comparable with Lucene/Anserini figures.
+ * Input is expected lowercase.
+ */
+export function porterStem(word: string): string {
+  if (word.length <= 2) return word;
+  const st = new PorterState(word);
+  st.step1ab();
+  if (st.k > 0) {
+    st.step1c();
+    st.step2();
+    st.step3();
+    st.step4();
+    st.step5();
+  }
+  return st.result();
+}
+
+class PorterState {
+  b: string[];
+  k: number; // index of the last character of the current word
+  j = 0; // end of the stem, set by a successful ends()
+
+  constructor(word: string) {
+    this.b = Array.from(word);
+    this.k = this.b.length - 1;
+  }
+
+  result(): string {
+    return this.b.slice(0, this.k + 1).join('');
+  }
+
+  cons(i: number): boolean {
+    switch (this.b[i]) {
+      case 'a':
+      case 'e':
+      case 'i':
+      case 'o':
+      case 'u':
+        return false;
+      case 'y':
+        return i === 0 ? true : !this.cons(i - 1);
+      default:
+        return true;
+    }
+  }
+
+  /** The number of VC sequences in b[0..j]. */
+  m(): number {
+    let n = 0;
+    let i = 0;
+    const j = this.j;
+    for (;;) {
+      if (i > j) return n;
+      if (!this.cons(i)) break;
+      i++;
+    }
+    i++;
+    for (;;) {
+      for (;;) {
+        if (i > j) return n;
+        if (this.cons(i)) break;
+        i++;
+      }
+      i++;
+      n++;
+      for (;;) {
+        if (i > j) return n;
+        if (!this.cons(i)) break;
+        i++;
+      }
+      i++;
+    }
+  }
+
+  vowelInStem(): boolean {
+    for (let i = 0; i <= this.j; i++) if (!this.cons(i)) return true;
+    return false;
+  }
+
+  doubleC(j: number): boolean {
+    if (j < 1) return false;
+    if (this.b[j] !== this.b[j - 1]) return false;
+    return this.cons(j);
+  }
+
+  /** consonant–vowel–consonant ending at i, the last consonant not w, x or y. */
+  cvc(i: number): boolean {
+    if (i < 2 || !this.cons(i) || this.cons(i - 1) || !this.cons(i - 2)) return false;
+    const ch = this.b[i];
+    return ch !== 'w' && ch !== 'x' && ch !== 'y';
+  }
+
+  ends(s: string): boolean {
+    const l = s.length;
+    if (l > this.k + 1) return false;
+    const off = this.k - l + 1;
+    for (let i = 0; i < l; i++) if (this.b[off + i] !== s[i]) return false;
+    this.j = this.k - l;
+    return true;
+  }
+
+  setTo(s: string): void {
+    const base = this.j + 1;
+    for (let i = 0; i < s.length; i++) this.b[base + i] = s[i] as string;
+    this.k = this.j + s.length;
+  }
+
+  r(s: string): void {
+    if (this.m() > 0) this.setTo(s);
+  }
+
+  step1ab(): void {
+    if (this.b[this.k] === 's') {
+      if (this.ends('sses')) this.k -= 2;
+      else if (this.ends('ies')) this.setTo('i');
+      else if (this.b[this.k - 1] !== 's') this.k--;
+    }
+    if (this.ends('eed')) {
+      if (this.m() > 0) this.k--;
+    } else if ((this.ends('ed') || this.ends('ing')) && this.vowelInStem()) {
+      this.k = this.j;
+      if (this.ends('at')) this.setTo('ate');
+      else if (this.ends('bl')) this.setTo('ble');
+      else if (this.ends('iz')) this.setTo('ize');
+      else if (this.doubleC(this.k)) {
+        this.k--;
+        const ch = this.b[this.k];
+        if (ch === 'l' || ch === 's' || ch === 'z') this.k++;
+      } else if (this.m() === 1 && this.cvc(this.k)) this.setTo('e');
+    }
+  }
+
+  step1c(): void {
+    if (this.ends('y') && this.vowelInStem()) this.b[this.k] = 'i';
+  }
+
+  step2(): void {
+    if (this.k < 1) return;
+    const pairs = STEP2[this.b[this.k - 1] as string];
+    if (!pairs) return;
+    for (const [suffix, repl] of pairs) {
+      if (this.ends(suffix)) {
+        this.r(repl);
+        return;
+      }
+    }
+  }
+
+  step3(): void {
+    const pairs = STEP3[this.b[this.k] as string];
+    if (!pairs) return;
+    for (const [suffix, repl] of pairs) {
+      if (this.ends(suffix)) {
+        this.r(repl);
+        return;
+      }
+    }
+  }
+
+  step4(): void {
+    if (this.k < 1) return;
+    const suffixes = STEP4[this.b[this.k - 1] as string];
+    if (!suffixes) return;
+    let matched = false;
+    for (const suffix of suffixes) {
+      if (!this.ends(suffix)) continue;
+      if (suffix === 'ion') {
+        const c = this.b[this.j];
+        if (this.j < 0 || (c !== 's' && c !== 't')) continue;
+      }
+      matched = true;
+      break;
+    }
+    if (matched && this.m() > 1) this.k = this.j;
+  }
+
+  step5(): void {
+    this.j = this.k;
+    if (this.b[this.k] === 'e') {
+      const a = this.m();
+      if (a > 1 || (a === 1 && !this.cvc(this.k - 1))) this.k--;
+    }
+    if (this.b[this.k] === 'l' && this.doubleC(this.k) && this.m() > 1) this.k--;
+  }
+}
+
+// Suffix tables keyed by the penultimate (step2, step4) or last (step3)
+// letter, in the reference implementation's order: the first match wins.
+const STEP2: Record<string, Array<[string, string]>> = {
+  a: [
+    ['ational', 'ate'],
+    ['tional', 'tion'],
+  ],
+  c: [
+    ['enci', 'ence'],
+    ['anci', 'ance'],
+  ],
+  e: [['izer', 'ize']],
+  l: [
+    ['bli', 'ble'],
+    ['alli', 'al'],
+    ['entli', 'ent'],
+    ['eli', 'e'],
+    ['ousli', 'ous'],
+  ],
+  o: [
+    ['ization', 'ize'],
+    ['ation', 'ate'],
+    ['ator', 'ate'],
+  ],
+  s: [
+    ['alism', 'al'],
+    ['iveness', 'ive'],
+    ['fulness', 'ful'],
+    ['ousness', 'ous'],
+  ],
+  t: [
+    ['aliti', 'al'],
+    ['iviti', 'ive'],
+    ['biliti', 'ble'],
+  ],
+  g: [['logi', 'log']],
+};
+
+const STEP3: Record<string, Array<[string, string]>> = {
+  e: [
+    ['icate', 'ic'],
+    ['ative', ''],
+    ['alize', 'al'],
+  ],
+  i: [['iciti', 'ic']],
+  l: [
+    ['ical', 'ic'],
+    ['ful', ''],
+  ],
+  s: [['ness', '']],
+};
+
+const STEP4: Record<string, string[]> = {
+  a: ['al'],
+  c: ['ance', 'ence'],
+  e: ['er'],
+  i: ['ic'],
+  l: ['able', 'ible'],
+  n: ['ant', 'ement', 'ment', 'ent'],
+  o: ['ion', 'ou'],
+  s: ['ism'],
+  t: ['ate', 'iti'],
+  u: ['ous'],
+  v: ['ive'],
+  z: ['ize'],
+};

@@ -1,0 +1,133 @@
+/**
+ * A word scanner after Unicode UAX #29 word boundaries, the rules Lucene's
+ * StandardTokenizer implements, simplified to what matters for ranking:
+ * - letters and digits join ("abc123", "3.14", "don't", "u.s.a", "1,000");
+ * - '.', '’', "'" join letter–letter or digit–digit; ':' '·' join letters;
+ *   ',' ';' join digits; '_' joins anything;
+ * - Han and Hiragana characters are one token each (no dictionary segmentation);
+ * - combining marks and format characters stay inside the word they follow.
+ * Character classes come from Unicode properties, so it is script-aware.
+ */
+
+const OTHER = 0;
+const LETTER = 1;
+const DIGIT = 2;
+const IDEO = 3;
+const MID_LETTER = 4;
+const MID_NUM = 5;
+const MID_NUM_LET = 6;
+const EXTEND_NUM_LET = 7;
+const EXTEND = 8;
+
+const MID_LETTER_CHARS = ':\u00b7\u0387\u05f4\u2027\ufe13\ufe55\uff1a';
+const MID_NUM_CHARS = ',;\u037e\u0589\u060c\u060d\u066c\u07f8\u2044\ufe10\ufe14\ufe50\ufe54\uff0c\uff1b';
+const MID_NUM_LET_CHARS = ".'\u2018\u2019\u2024\ufe52\uff07\uff0e";
+const EXTEND_NUM_LET_CHARS = '_\u202f\u203f\u2040\u2054\ufe33\ufe34\ufe4d\ufe4e\ufe4f\uff3f';
+
+const RE_IDEO = /[\p{sc=Han}\p{sc=Hiragana}]/u;
+const RE_LETTER = /[\p{L}\p{Nl}\p{No}]/u;
+const RE_DIGIT = /\p{Nd}/u;
+const RE_EXTEND = /[\p{M}\p{Cf}\u200d]/u;
+
+function classifyCodePoint(cp: number): number {
+  const ch = String.fromCodePoint(cp);
+  if (MID_LETTER_CHARS.includes(ch)) return MID_LETTER;
+  if (MID_NUM_CHARS.includes(ch)) return MID_NUM;
+  if (MID_NUM_LET_CHARS.includes(ch)) return MID_NUM_LET;
+  if (EXTEND_NUM_LET_CHARS.includes(ch)) return EXTEND_NUM_LET;
+  if (RE_IDEO.test(ch)) return IDEO;
+  if (RE_DIGIT.test(ch)) return DIGIT;
+  if (RE_LETTER.test(ch)) return LETTER;
+  if (RE_EXTEND.test(ch)) return EXTEND;
+  return OTHER;
+}
+
+// One byte per BMP code unit, filled on first use (≈10 ms) so that the hot
+// loop is a table lookup. Astral code points go through a small memo.
+let bmpTable: Uint8Array | undefined;
+const astral = new Map<number, number>();
+
+function getBmpTable(): Uint8Array {
+  if (bmpTable) return bmpTable;
+  const t = new Uint8Array(0x10000);
+  for (let cp = 0; cp < 0x10000; cp++) {
+    if (cp >= 0xd800 && cp <= 0xdfff) continue; // surrogates are handled as pairs
+    t[cp] = classifyCodePoint(cp);
+  }
+  bmpTable = t;
+  return t;
+}
+
+function classifyAstral(cp: number): number {
+  let c = astral.get(cp);
+  if (c === undefined) {
+    c = classifyCodePoint(cp);
+    if (astral.size < 100_000) astral.set(cp, c);
+  }
+  return c;
+}
+
+/** Calls `emit(start, end)` for each word of `text`, as UTF-16 offsets. */
+export function scanWords(text: string, emit: (start: number, end: number) => void): void {
+  const table = getBmpTable();
+  const n = text.length;
+  // class and width (1 or 2 code units) at position i
+  const classAt = (i: number): number => {
+    const u = text.charCodeAt(i);
+    if (u >= 0xd800 && u <= 0xdbff && i + 1 < n) {
+      return classifyAstral(text.codePointAt(i) ?? u);
+    }
+    return table[u] ?? OTHER;
+  };
+  const widthAt = (i: number): number => {
+    const u = text.charCodeAt(i);
+    return u >= 0xd800 && u <= 0xdbff && i + 1 < n ? 2 : 1;
+  };
+
+  let i = 0;
+  while (i < n) {
+    const c = classAt(i);
+    if (c === IDEO) {
+      const w = widthAt(i);
+      emit(i, i + w);
+      i += w;
+      continue;
+    }
+    if (c !== LETTER && c !== DIGIT && c !== EXTEND_NUM_LET) {
+      i += widthAt(i);
+      continue;
+    }
+    const start = i;
+    let last = c; // class of the last letter/digit/'_' in the word
+    let hasWordChar = c !== EXTEND_NUM_LET;
+    let j = i + widthAt(i);
+    while (j < n) {
+      const cj = classAt(j);
+      if (cj === LETTER || cj === DIGIT || cj === EXTEND_NUM_LET) {
+        last = cj;
+        if (cj !== EXTEND_NUM_LET) hasWordChar = true;
+        j += widthAt(j);
+        continue;
+      }
+      if (cj === EXTEND) {
+        j += widthAt(j);
+        continue;
+      }
+      if (cj === MID_LETTER || cj === MID_NUM || cj === MID_NUM_LET) {
+        const k = j + widthAt(j);
+        if (k < n) {
+          const next = classAt(k);
+          const joinsLetters = last === LETTER && next === LETTER && (cj === MID_LETTER || cj === MID_NUM_LET);
+          const joinsDigits = last === DIGIT && next === DIGIT && (cj === MID_NUM || cj === MID_NUM_LET);
+          if (joinsLetters || joinsDigits) {
+            j = k;
+            continue;
+          }
+        }
+      }
+      break;
+    }
+    if (hasWordChar) emit(start, j);
+    i = j;
+  }
+}

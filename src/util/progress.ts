@@ -1,0 +1,103 @@
+/**
+ * A progress bar on stderr with rate and ETA. On a terminal it redraws one
+ * line; otherwise (CI logs, files) it prints a plain line every few seconds so
+ * logs stay readable.
+ */
+export interface ProgressOptions {
+  label: string;
+  total?: number; // unknown totals show a counter and rate, no ETA
+  unit?: string; // shown after the rate, e.g. "docs" or "MB"
+  scale?: number; // divide raw counts by this for display (bytes → MB)
+  stream?: NodeJS.WriteStream | { isTTY?: boolean; write(s: string): boolean };
+  enabled?: boolean;
+  intervalMs?: number;
+}
+
+export interface Progress {
+  update(done: number, extra?: string): void;
+  tick(n?: number): void;
+  finish(message?: string): void;
+}
+
+export function createProgress(opts: ProgressOptions): Progress {
+  const stream = opts.stream ?? process.stderr;
+  const enabled = opts.enabled ?? true;
+  const tty = Boolean(stream.isTTY);
+  const interval = opts.intervalMs ?? (tty ? 200 : 5000);
+  const scale = opts.scale ?? 1;
+  const unit = opts.unit ?? '';
+  const start = performance.now();
+  let done = 0;
+  let lastDraw = 0;
+  let extraText = '';
+
+  const render = (final: boolean): string => {
+    const secs = (performance.now() - start) / 1000;
+    const rate = secs > 0 ? done / secs : 0;
+    const parts = [opts.label];
+    if (opts.total && opts.total > 0) {
+      const frac = Math.min(1, done / opts.total);
+      const width = 24;
+      const filled = Math.round(frac * width);
+      parts.push(`[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(frac * 100).toFixed(1)}%`);
+      parts.push(`${formatCount(done / scale)}/${formatCount(opts.total / scale)}`);
+      if (!final && rate > 0) parts.push(`ETA ${formatDuration((opts.total - done) / rate)}`);
+    } else {
+      parts.push(formatCount(done / scale));
+    }
+    parts.push(`${formatCount(rate / scale)} ${unit}/s`.trim());
+    if (final) parts.push(`in ${formatDuration(secs)}`);
+    if (extraText) parts.push(extraText);
+    return parts.join('  ');
+  };
+
+  const draw = (final: boolean): void => {
+    if (!enabled) return;
+    const now = performance.now();
+    if (!final && now - lastDraw < interval) return;
+    lastDraw = now;
+    const line = render(final);
+    if (tty) stream.write(`\r\x1b[2K${line}${final ? '\n' : ''}`);
+    else stream.write(`${line}\n`);
+  };
+
+  return {
+    update(value: number, extra?: string) {
+      done = value;
+      if (extra !== undefined) extraText = extra;
+      draw(false);
+    },
+    tick(n = 1) {
+      done += n;
+      draw(false);
+    },
+    finish(message?: string) {
+      if (message !== undefined) extraText = message;
+      draw(true);
+    },
+  };
+}
+
+export function formatCount(n: number): string {
+  if (!Number.isFinite(n)) return '?';
+  if (Math.abs(n) >= 1e9) return `${(n / 1e9).toFixed(2)}G`;
+  if (Math.abs(n) >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
+  if (Math.abs(n) >= 1e4) return `${(n / 1e3).toFixed(1)}k`;
+  if (Number.isInteger(n)) return String(n);
+  return n.toFixed(1);
+}
+
+export function formatDuration(secs: number): string {
+  if (!Number.isFinite(secs) || secs < 0) return '?';
+  if (secs < 60) return `${secs.toFixed(1)}s`;
+  const m = Math.floor(secs / 60);
+  if (m < 60) return `${m}m${String(Math.round(secs % 60)).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+export function formatBytes(bytes: number): string {
+  if (bytes >= 1024 ** 3) return `${(bytes / 1024 ** 3).toFixed(2)} GiB`;
+  if (bytes >= 1024 ** 2) return `${(bytes / 1024 ** 2).toFixed(1)} MiB`;
+  if (bytes >= 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${bytes} B`;
+}
