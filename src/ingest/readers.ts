@@ -1,0 +1,176 @@
+import { RetrieverError } from '../errors.js';
+import type { Metadata } from '../store/chunk-store.js';
+import { readJsonValues } from './json-values.js';
+import { readLines } from './lines.js';
+import type { CorpusFormat, ReadOptions, SourceDocument } from './types.js';
+
+/**
+ * Readers turn a corpus file of one of the supported formats into a stream of
+ * SourceDocuments. All of them stream: memory does not grow with file size.
+ */
+export function readCorpus(format: CorpusFormat, path: string, opts: ReadOptions = {}): AsyncGenerator<SourceDocument> {
+  switch (format) {
+    case 'wiki18':
+      return readJsonlRecords(path, opts, fromWiki18);
+    case 'jsonl':
+      return readJsonlRecords(path, opts, fromGenericJsonl);
+    case 'beir':
+      return readJsonlRecords(path, opts, fromBeir);
+    case 'multihop':
+      return readJsonArray(path, opts, fromMultihop);
+    case 'graphrag':
+      return readJsonArray(path, opts, fromGraphrag);
+  }
+}
+
+type RecordMapper = (rec: Record<string, unknown>, where: string, index: number) => SourceDocument;
+
+async function* readJsonlRecords(path: string, opts: ReadOptions, map: RecordMapper): AsyncGenerator<SourceDocument> {
+  let index = 0;
+  for await (const { line, lineNo } of readLines(path, opts)) {
+    if (line.trim() === '') continue;
+    const where = `${path} line ${lineNo}`;
+    let rec: unknown;
+    try {
+      rec = JSON.parse(line);
+    } catch (err) {
+      throw new RetrieverError('BAD_INPUT', `${where}: not valid JSON (${(err as Error).message})`, {
+        cause: err,
+      });
+    }
+    if (!isObject(rec)) throw new RetrieverError('BAD_INPUT', `${where}: expected a JSON object`);
+    yield map(rec, where, index++);
+  }
+}
+
+async function* readJsonArray(path: string, opts: ReadOptions, map: RecordMapper): AsyncGenerator<SourceDocument> {
+  for await (const { value, index } of readJsonValues(path, opts)) {
+    const where = `${path} element ${index}`;
+    if (!isObject(value)) throw new RetrieverError('BAD_INPUT', `${where}: expected a JSON object`);
+    yield map(value, where, index);
+  }
+}
+
+/**
+ * FlashRAG / Search-R1 wiki-18: {"id","contents"} where the first line of
+ * contents is the quoted title. contents is kept verbatim (it is what
+ * e5_Flat.index was embedded from).
+ */
+export function fromWiki18(rec: Record<string, unknown>, where: string): SourceDocument {
+  const id = requireId(rec, 'id', where, '{"id","contents"}');
+  const contents = rec['contents'];
+  if (typeof contents !== 'string') {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `${where}: missing string field "contents" (wiki18 expects {"id","contents"}; use --format jsonl for {id,title,text})`,
+    );
+  }
+  const { title, bodyStart } = splitTitleLine(contents);
+  return {
+    id,
+    title,
+    text: contents.slice(bodyStart),
+    verbatim: { contents, bodyStart },
+  };
+}
+
+/** Generic jsonl: {id, title?, text|contents, metadata?}. Missing ids become the record index. */
+export function fromGenericJsonl(rec: Record<string, unknown>, where: string, index: number): SourceDocument {
+  const id = rec['id'] === undefined ? String(index) : requireId(rec, 'id', where, '{id, title?, text}');
+  const metadata = optionalMetadata(rec, where);
+  const title = optionalString(rec, 'title', where);
+  if (typeof rec['text'] === 'string') {
+    return withMetadata({ id, title: title ?? '', text: rec['text'] }, metadata);
+  }
+  if (typeof rec['contents'] === 'string') {
+    const contents = rec['contents'];
+    if (title !== undefined) return withMetadata({ id, title, text: contents }, metadata);
+    const split = splitTitleLine(contents);
+    return withMetadata(
+      {
+        id,
+        title: split.title,
+        text: contents.slice(split.bodyStart),
+        verbatim: { contents, bodyStart: split.bodyStart },
+      },
+      metadata,
+    );
+  }
+  throw new RetrieverError('BAD_INPUT', `${where}: needs a string "text" or "contents" field`);
+}
+
+/** BEIR corpus.jsonl: {_id, title, text, metadata?}. */
+export function fromBeir(rec: Record<string, unknown>, where: string): SourceDocument {
+  const id = requireId(rec, '_id', where, '{_id, title, text}');
+  const text = rec['text'];
+  if (typeof text !== 'string') throw new RetrieverError('BAD_INPUT', `${where}: missing string field "text"`);
+  return withMetadata({ id, title: optionalString(rec, 'title', where) ?? '', text }, optionalMetadata(rec, where));
+}
+
+const MULTIHOP_META = ['author', 'source', 'published_at', 'category', 'url'] as const;
+
+/** MultiHop-RAG corpus.json: {title, author, source, published_at, category, url, body}. */
+export function fromMultihop(rec: Record<string, unknown>, where: string, index: number): SourceDocument {
+  const body = rec['body'];
+  if (typeof body !== 'string') {
+    throw new RetrieverError('BAD_INPUT', `${where}: missing string field "body" (MultiHop-RAG corpus.json schema)`);
+  }
+  const metadata: Metadata = {};
+  for (const key of MULTIHOP_META) {
+    const v = rec[key];
+    if (typeof v === 'string' && v !== '') metadata[key] = v;
+  }
+  return withMetadata({ id: String(index), title: optionalString(rec, 'title', where) ?? '', text: body }, metadata);
+}
+
+/** GraphRAG-Bench Datasets/Corpus/*.json: {corpus_name, context}, one object or a list. */
+export function fromGraphrag(rec: Record<string, unknown>, where: string): SourceDocument {
+  const name = rec['corpus_name'];
+  const context = rec['context'];
+  if (typeof name !== 'string' || typeof context !== 'string') {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `${where}: expected {"corpus_name": string, "context": string} (GraphRAG-Bench corpus schema)`,
+    );
+  }
+  return { id: name, title: name, text: context };
+}
+
+/** `"Title"\nbody` → title without quotes; a contents without a newline has no title. */
+export function splitTitleLine(contents: string): { title: string; bodyStart: number } {
+  const nl = contents.indexOf('\n');
+  if (nl < 0) return { title: '', bodyStart: 0 };
+  let title = contents.slice(0, nl).trim();
+  if (title.length >= 2 && title.startsWith('"') && title.endsWith('"')) title = title.slice(1, -1);
+  return { title, bodyStart: nl + 1 };
+}
+
+function requireId(rec: Record<string, unknown>, key: string, where: string, schema: string): string {
+  const v = rec[key];
+  if (typeof v === 'string' && v !== '') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  throw new RetrieverError('BAD_INPUT', `${where}: missing or empty "${key}" (expected ${schema})`);
+}
+
+function optionalString(rec: Record<string, unknown>, key: string, where: string): string | undefined {
+  const v = rec[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new RetrieverError('BAD_INPUT', `${where}: "${key}" must be a string`);
+  return v;
+}
+
+function optionalMetadata(rec: Record<string, unknown>, where: string): Metadata | undefined {
+  const v = rec['metadata'];
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) throw new RetrieverError('BAD_INPUT', `${where}: "metadata" must be a JSON object`);
+  return v;
+}
+
+function withMetadata(doc: SourceDocument, metadata: Metadata | undefined): SourceDocument {
+  if (metadata && Object.keys(metadata).length > 0) doc.metadata = metadata;
+  return doc;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,31 @@
+import type { Metadata } from '../store/chunk-store.js';
+
+export const CORPUS_FORMATS = ['wiki18', 'jsonl', 'beir', 'multihop', 'graphrag'] as const;
+export type CorpusFormat = (typeof CORPUS_FORMATS)[number];
+
+/** One document as a reader yields it, before chunking. */
+export interface SourceDocument {
+  id: string;
+  title: string;
+  /** The body to chunk (without the title). */
+  text: string;
+  metadata?: Metadata;
+  /**
+   * For one-passage-per-record formats (wiki-18): the exact text to index and
+   * embed, kept verbatim so vectors match published indexes built from it.
+   */
+  verbatim?: { contents: string; bodyStart: number };
+}
+
+export interface ReadProgress {
+  bytesRead: number;
+  totalBytes: number;
+}
+
+export type ProgressCallback = (p: ReadProgress) => void;
+
+export interface ReadOptions {
+  onProgress?: ProgressCallback;
+  /** Receives every byte of the file as stored on disk (the source fingerprint). */
+  hash?: { update(data: Uint8Array): unknown };
+}
