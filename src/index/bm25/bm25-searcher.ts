@@ -1,0 +1,146 @@
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { RetrieverError } from '../../errors.js';
+import { TopK, type ScoredHit } from '../../search/top-k.js';
+import type { Analyzer } from '../../text/analyzer.js';
+import { idf, lengthNormTable, type Bm25Params } from './scoring.js';
+
+export interface Bm25Stats {
+  docCount: number;
+  chunkCount: number;
+  totalTokens: number;
+}
+
+export interface TermLookup {
+  (term: string): { df: number; offset: number; nbytes: number } | undefined;
+}
+
+export interface Bm25SearcherOptions {
+  postingsPath: string;
+  normsPath: string;
+  lookupTerm: TermLookup;
+  analyzer: Analyzer;
+  stats: Bm25Stats;
+  params: Bm25Params;
+}
+
+/**
+ * Exhaustive term-at-a-time BM25 over the on-disk postings. Only the norms
+ * (one byte per chunk) and a score accumulator live in memory; postings are
+ * read with pread, so the OS page cache, shared by every server process,
+ * holds the hot lists.
+ */
+export class Bm25Searcher {
+  private readonly fd: number;
+  private readonly norms: Uint8Array;
+  private readonly normTable: Float32Array;
+  private acc: Float32Array | undefined;
+  private touched = new Uint32Array(4096);
+  private readBuf = Buffer.allocUnsafe(1 << 16);
+
+  constructor(private readonly opts: Bm25SearcherOptions) {
+    this.norms = readFileSync(opts.normsPath);
+    if (this.norms.length !== opts.stats.chunkCount) {
+      throw new RetrieverError(
+        'INDEX_CORRUPT',
+        `${opts.normsPath} has ${this.norms.length} entries but the index has ${opts.stats.chunkCount} chunks: rebuild the index`,
+      );
+    }
+    const avgdl = opts.stats.docCount > 0 ? opts.stats.totalTokens / opts.stats.docCount : 1;
+    this.normTable = lengthNormTable(opts.params, avgdl);
+    this.fd = openSync(opts.postingsPath, 'r');
+  }
+
+  /** Query terms with their counts, after the index's own analyzer. */
+  analyzeQuery(query: string): Map<string, number> {
+    const qtf = new Map<string, number>();
+    for (const t of this.opts.analyzer.analyze(query)) qtf.set(t, (qtf.get(t) ?? 0) + 1);
+    return qtf;
+  }
+
+  /**
+   * The k best chunks for `query`. `allow`, when given, is a bitset over chunk
+   * numbers: chunks outside it are never scored (filters apply before top-k).
+   */
+  search(query: string, k: number, allow?: Uint8Array): ScoredHit[] {
+    const n = this.opts.stats.chunkCount;
+    if (k <= 0 || n === 0) return [];
+    const acc = (this.acc ??= new Float32Array(n));
+    const norms = this.norms;
+    const table = this.normTable;
+    let touchedCount = 0;
+    for (const [term, count] of this.analyzeQuery(query)) {
+      const entry = this.opts.lookupTerm(term);
+      if (!entry) continue;
+      const weight = count * idf(entry.df, this.opts.stats.docCount);
+      const bytes = this.readPostings(entry.offset, entry.nbytes);
+      let pos = 0;
+      let doc = 0;
+      const end = entry.nbytes;
+      while (pos < end) {
+        // inline varint decode: this loop is the BM25 hot path
+        let b = bytes[pos++] as number;
+        let v = b & 0x7f;
+        let shift = 7;
+        while (b & 0x80) {
+          b = bytes[pos++] as number;
+          v |= (b & 0x7f) << shift;
+          shift += 7;
+        }
+        doc += v >>> 1;
+        let tf = 1;
+        if ((v & 1) === 0) {
+          b = bytes[pos++] as number;
+          tf = b & 0x7f;
+          shift = 7;
+          while (b & 0x80) {
+            b = bytes[pos++] as number;
+            tf |= (b & 0x7f) << shift;
+            shift += 7;
+          }
+        }
+        if (allow !== undefined && (((allow[doc >>> 3] as number) >>> (doc & 7)) & 1) === 0) continue;
+        const s = (weight * tf) / (tf + (table[norms[doc] as number] as number));
+        if (acc[doc] === 0) {
+          if (touchedCount === this.touched.length) this.growTouched();
+          this.touched[touchedCount++] = doc;
+        }
+        acc[doc] = (acc[doc] as number) + s;
+      }
+    }
+    const top = new TopK(Math.min(k, touchedCount));
+    const touched = this.touched;
+    for (let i = 0; i < touchedCount; i++) {
+      const doc = touched[i] as number;
+      const s = acc[doc] as number;
+      if (top.accepts(s, doc)) top.push(s, doc);
+      acc[doc] = 0;
+    }
+    return top.result();
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+
+  private readPostings(offset: number, nbytes: number): Buffer {
+    if (nbytes > this.readBuf.length) this.readBuf = Buffer.allocUnsafe(Math.max(nbytes, this.readBuf.length * 2));
+    let got = 0;
+    while (got < nbytes) {
+      const r = readSync(this.fd, this.readBuf, got, nbytes - got, offset + got);
+      if (r === 0) {
+        throw new RetrieverError(
+          'INDEX_CORRUPT',
+          `${this.opts.postingsPath} is shorter than its term dictionary says: rebuild the index`,
+        );
+      }
+      got += r;
+    }
+    return this.readBuf;
+  }
+
+  private growTouched(): void {
+    const next = new Uint32Array(this.touched.length * 2);
+    next.set(this.touched);
+    this.touched = next;
+  }
+}

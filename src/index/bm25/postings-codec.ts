@@ -1,0 +1,89 @@
+/**
+ * Posting lists are (doc, tf) pairs in ascending doc order, stored as one
+ * LEB128 varint per posting: (doc gap · 2 + [tf == 1]), followed by a second
+ * varint holding tf when tf > 1. Most postings have tf = 1, so they cost a
+ * single byte or two. The first gap is relative to 0.
+ */
+export class ByteSink {
+  buf: Uint8Array;
+  length = 0;
+
+  constructor(initial = 1024) {
+    this.buf = new Uint8Array(initial);
+  }
+
+  ensure(extra: number): void {
+    if (this.length + extra <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.length + extra) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.length));
+    this.buf = next;
+  }
+
+  varint(v: number): void {
+    this.ensure(5);
+    let x = v >>> 0;
+    while (x >= 0x80) {
+      this.buf[this.length++] = (x & 0x7f) | 0x80;
+      x >>>= 7;
+    }
+    this.buf[this.length++] = x;
+  }
+
+  bytes(src: Uint8Array): void {
+    this.ensure(src.length);
+    this.buf.set(src, this.length);
+    this.length += src.length;
+  }
+
+  reset(): void {
+    this.length = 0;
+  }
+
+  view(): Uint8Array {
+    return this.buf.subarray(0, this.length);
+  }
+}
+
+export function encodePosting(sink: ByteSink, gap: number, tf: number): void {
+  if (tf === 1) sink.varint(gap * 2 + 1);
+  else {
+    sink.varint(gap * 2);
+    sink.varint(tf);
+  }
+}
+
+/** Decodes a whole list; the reference used by tests and the run merger. */
+export function decodePostings(bytes: Uint8Array, start = 0): { docs: number[]; tfs: number[] } {
+  const docs: number[] = [];
+  const tfs: number[] = [];
+  let pos = start;
+  let doc = 0;
+  while (pos < bytes.length) {
+    const r = readVarint(bytes, pos);
+    pos = r.next;
+    doc += r.value >>> 1;
+    let tf = 1;
+    if ((r.value & 1) === 0) {
+      const t = readVarint(bytes, pos);
+      pos = t.next;
+      tf = t.value;
+    }
+    docs.push(doc);
+    tfs.push(tf);
+  }
+  return { docs, tfs };
+}
+
+export function readVarint(bytes: Uint8Array, pos: number): { value: number; next: number } {
+  let value = 0;
+  let shift = 0;
+  let b: number;
+  do {
+    b = bytes[pos++] as number;
+    value += (b & 0x7f) * 2 ** shift;
+    shift += 7;
+  } while (b & 0x80);
+  return { value, next: pos };
+}

@@ -1,0 +1,24 @@
+import { RetrieverError } from '../errors.js';
+
+/** File names inside one corpus index directory. */
+export const INDEX_FILES = {
+  manifest: 'manifest.json',
+  store: 'chunks.sqlite',
+  postings: 'bm25.postings',
+  norms: 'bm25.norms',
+  vectors: 'vectors.bin',
+  ann: 'dense.usearch',
+} as const;
+
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Corpus names become directory names: no separators, no dot-dot, no surprises. */
+export function validateCorpusName(name: string): string {
+  if (!NAME_RE.test(name) || name.includes('..')) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `invalid corpus name "${name}": use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`,
+    );
+  }
+  return name;
+}

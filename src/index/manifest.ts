@@ -1,0 +1,105 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { RetrieverError } from '../errors.js';
+import type { CorpusFormat } from '../ingest/types.js';
+import { INDEX_FORMAT_VERSION } from '../version.js';
+import { INDEX_FILES } from './layout.js';
+
+export interface FileRecord {
+  bytes: number;
+  sha256: string;
+}
+
+export interface DenseManifest {
+  encoder: {
+    /** Encoder identity: model id + variant, e.g. "intfloat/e5-base-v2 (onnx/model.onnx)". */
+    id: string;
+    model: string;
+    model_sha256: string;
+    dim: number;
+    query_prefix: string;
+    passage_prefix: string;
+    pooling: string;
+    normalize: boolean;
+    max_length: number;
+  };
+  vectors: { dtype: 'f32' | 'f16'; count: number };
+  ann: {
+    library: string;
+    metric: string;
+    quantization: string;
+    connectivity: number;
+    expansion_add: number;
+    expansion_search: number;
+  } | null;
+}
+
+export interface Manifest {
+  format_version: number;
+  tool_version: string;
+  build_id: string;
+  built_at: string;
+  build_seconds: number;
+  rebuild_command: string;
+  corpus: {
+    name: string;
+    format: CorpusFormat;
+    source: { path: string; bytes: number; sha256: string };
+    documents: number;
+    chunks: number;
+    tokens: number;
+  };
+  chunker: { size: number; overlap: number; tokenizer: string };
+  bm25: {
+    analyzer: string;
+    k1: number;
+    b: number;
+    doc_count: number;
+    total_tokens: number;
+    terms: number;
+    postings: number;
+  };
+  dense: DenseManifest | null;
+  files: Record<string, FileRecord>;
+}
+
+/**
+ * Reads and checks an index's manifest.json: the format version must be ours
+ * and every file it lists must exist with the recorded size. Errors name the
+ * file and the command that fixes it.
+ */
+export function readManifest(dir: string, fixHint: string): Manifest {
+  const path = join(dir, INDEX_FILES.manifest);
+  if (!existsSync(path)) {
+    throw new RetrieverError('INDEX_MISSING', `no index at ${dir} (missing ${INDEX_FILES.manifest}): ${fixHint}`);
+  }
+  let m: Manifest;
+  try {
+    m = JSON.parse(readFileSync(path, 'utf8')) as Manifest;
+  } catch (err) {
+    throw new RetrieverError('INDEX_CORRUPT', `${path} is not valid JSON: ${fixHint}`, { cause: err });
+  }
+  if (typeof m !== 'object' || m === null || typeof m.format_version !== 'number') {
+    throw new RetrieverError('INDEX_CORRUPT', `${path} is not a retriever-mcp manifest: ${fixHint}`);
+  }
+  if (m.format_version !== INDEX_FORMAT_VERSION) {
+    throw new RetrieverError(
+      'INDEX_INCOMPATIBLE',
+      `${path}: index format ${m.format_version} (built by retriever-mcp ${m.tool_version}) but this server reads format ${INDEX_FORMAT_VERSION}: ${fixHint}`,
+    );
+  }
+  for (const [name, rec] of Object.entries(m.files ?? {})) {
+    const file = join(dir, name);
+    if (!existsSync(file)) {
+      throw new RetrieverError('INDEX_CORRUPT', `${file} is missing (listed in the manifest): ${fixHint}`);
+    }
+    const size = statSync(file).size;
+    if (size !== rec.bytes) {
+      throw new RetrieverError(
+        'INDEX_CORRUPT',
+        `${file} is ${size} bytes but the manifest says ${rec.bytes} (truncated or modified): ${fixHint}`,
+      );
+    }
+  }
+  return m;
+}

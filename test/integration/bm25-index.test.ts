@@ -1,0 +1,127 @@
+import fc from 'fast-check';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { INDEX_FILES } from '../../src/index/layout.js';
+import { openCorpus } from '../../src/search/open-corpus.js';
+import { build, writeJsonl } from '../helpers/build.js';
+import { naiveBm25 } from '../helpers/naive-bm25.js';
+import { makeTempDir } from '../helpers/paths.js';
+
+const tmp = makeTempDir();
+afterAll(tmp.cleanup);
+
+const VOCAB = [
+  'river',
+  'rivers',
+  'bank',
+  'banking',
+  'money',
+  'fish',
+  'fishing',
+  'boat',
+  'the',
+  'of',
+  'ran',
+  'running',
+  'runs',
+  'quick',
+  'Paris',
+  'paris',
+  'city',
+  'cities',
+];
+let counter = 0;
+
+async function buildCorpus(docs: string[], maxPostingsInMemory = 1_000_000) {
+  const name = `c${counter++}`;
+  const input = writeJsonl(
+    tmp.dir,
+    `${name}.jsonl`,
+    docs.map((text, i) => ({ id: `d${i}`, text })),
+  );
+  await build({ name, input, format: 'jsonl', indexDir: join(tmp.dir, 'idx'), maxPostingsInMemory });
+  return openCorpus(join(tmp.dir, 'idx'), name);
+}
+
+describe('BM25 index on disk', () => {
+  it('ranks exactly like a naive BM25 over the same analyzer (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.array(fc.constantFrom(...VOCAB), { minLength: 1, maxLength: 30 }), { minLength: 1, maxLength: 40 }),
+        fc.array(fc.constantFrom(...VOCAB), { minLength: 1, maxLength: 5 }),
+        async (docWords, queryWords) => {
+          const docs = docWords.map((w) => w.join(' '));
+          const corpus = await buildCorpus(docs);
+          try {
+            const query = queryWords.join(' ');
+            const got = corpus.bm25.search(query, 1000);
+            const want = naiveBm25(docs, query, 0.9, 0.4);
+            expect(got.map((h) => h.num)).toEqual(want.map((h) => h.num));
+            got.forEach((h, i) => expect(h.score).toBeCloseTo((want[i] as { score: number }).score, 4));
+          } finally {
+            corpus.close();
+          }
+        },
+      ),
+      { numRuns: 25 },
+    );
+  });
+
+  it('spilling many sorted runs gives byte-identical postings and the same results', async () => {
+    const docs = Array.from({ length: 300 }, (_, i) =>
+      Array.from(
+        { length: 20 },
+        (_, j) => VOCAB[(i * 7 + j * 3) % VOCAB.length] + (j % 5 === 0 ? String(i % 13) : ''),
+      ).join(' '),
+    );
+    const one = await buildCorpus(docs);
+    const many = await buildCorpus(docs, 1000); // forces ~5 spilled runs
+    try {
+      expect(readFileSync(join(many.dir, INDEX_FILES.postings))).toEqual(
+        readFileSync(join(one.dir, INDEX_FILES.postings)),
+      );
+      expect(readFileSync(join(many.dir, INDEX_FILES.norms))).toEqual(readFileSync(join(one.dir, INDEX_FILES.norms)));
+      expect(many.manifest.bm25.terms).toBe(one.manifest.bm25.terms);
+      for (const q of ['river bank', 'fishing boat 3', 'paris cities running']) {
+        expect(many.bm25.search(q, 50)).toEqual(one.bm25.search(q, 50));
+      }
+    } finally {
+      one.close();
+      many.close();
+    }
+  });
+
+  it('query and document tokenization agree: any inflection finds the document', async () => {
+    const corpus = await buildCorpus([
+      "The runner's connections were running late.",
+      'Banks and rivers.',
+      'Nothing relevant here.',
+    ]);
+    try {
+      // every query form differs from the indexed surface form
+      for (const q of ['RUNNERS', 'connected', 'run', "runner's", 'Connection']) {
+        const hits = corpus.bm25.search(q, 3);
+        expect(hits[0]?.num, q).toBe(0);
+        // and every analyzed query term exists verbatim in the on-disk term dictionary
+        for (const term of corpus.bm25.analyzeQuery(q).keys())
+          expect(corpus.store.lookupTerm(term), term).toBeDefined();
+      }
+      expect(corpus.bm25.search('bank river', 3)[0]?.num).toBe(1);
+      expect(corpus.bm25.search('the of and', 3)).toEqual([]); // stopwords only
+    } finally {
+      corpus.close();
+    }
+  });
+
+  it('applies an allow-list before top-k', async () => {
+    const corpus = await buildCorpus(['fish fish fish', 'fish', 'fish boat', 'boat']);
+    try {
+      const allow = new Uint8Array(1);
+      allow[0] = (1 << 1) | (1 << 3);
+      expect(corpus.bm25.search('fish', 1, allow).map((h) => h.num)).toEqual([1]);
+    } finally {
+      corpus.close();
+    }
+  });
+});
