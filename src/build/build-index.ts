@@ -1,0 +1,287 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { RetrieverError } from '../errors.js';
+import { Bm25Builder, type Bm25BuildStats } from '../index/bm25/bm25-builder.js';
+import type { Bm25Params } from '../index/bm25/scoring.js';
+import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
+import type { DenseManifest, Manifest } from '../index/manifest.js';
+import { chunkDocument, wordCounter, type TokenCounter } from '../ingest/chunker.js';
+import { readCorpus } from '../ingest/readers.js';
+import type { CorpusFormat } from '../ingest/types.js';
+import { ChunkStoreWriter } from '../store/chunk-store.js';
+import { createEnglishAnalyzer } from '../text/analyzer.js';
+import { writeFileAtomic } from '../util/fs-durable.js';
+import type { Logger } from '../util/log.js';
+import { createProgress, formatBytes, formatCount, formatDuration } from '../util/progress.js';
+import { INDEX_FORMAT_VERSION, TOOL_VERSION } from '../version.js';
+import { dirBytes, recordFiles } from './file-records.js';
+import { commitPartial, liveDir, newBuildId, preparePartial } from './index-swap.js';
+
+/** The dense arm of a build, supplied by the encoder side (see encoder/dense-phase.ts). */
+export interface DensePhase {
+  /** Counts chunk tokens with the encoder's own tokenizer, so chunks fit its window. */
+  readonly counter: TokenCounter;
+  /** Identity of everything that changes the vectors, for resume checks. */
+  readonly fingerprint: string;
+  run(ctx: DensePhaseContext): Promise<{ manifest: DenseManifest; files: string[] }>;
+}
+
+export interface DensePhaseContext {
+  dir: string;
+  storePath: string;
+  chunkCount: number;
+  resume: boolean;
+  log: Logger;
+  progress: boolean;
+}
+
+export interface BuildOptions {
+  name: string;
+  input: string;
+  format: CorpusFormat;
+  indexDir: string;
+  chunkSize: number;
+  chunkOverlap: number;
+  bm25: Bm25Params;
+  maxPostingsInMemory: number;
+  dense: DensePhase | null;
+  resume: boolean;
+  rebuildCommand: string;
+  log: Logger;
+  progress: boolean;
+}
+
+export interface BuildSummary {
+  name: string;
+  dir: string;
+  manifest: Manifest;
+  seconds: number;
+  bytes: { total: number; store: number; bm25: number; dense: number };
+}
+
+interface IngestResult {
+  documents: number;
+  chunks: number;
+  tokens: number;
+  sourceSha256: string;
+  bm25: Bm25BuildStats;
+}
+
+interface BuildState {
+  key: string;
+  ingest?: IngestResult;
+}
+
+const STATE_FILE = 'build-state.json';
+
+/**
+ * build-index: ingest → chunk → SQLite + BM25 in one streaming pass, then the
+ * dense arm, then an atomic swap into place. Phases that finished survive an
+ * interruption: `resume` skips them when the input and options are unchanged.
+ */
+export async function buildIndex(opts: BuildOptions): Promise<BuildSummary> {
+  validateCorpusName(opts.name);
+  const started = performance.now();
+  const input = resolve(opts.input);
+  const key = stateKey(opts, input);
+  const { dir, resumed } = preparePartial(opts.indexDir, opts.name, opts.resume);
+  let state: BuildState = { key };
+  if (resumed) state = loadState(dir, key, opts.log);
+  else if (opts.resume) opts.log.info(`no interrupted build of ${opts.name} to resume; starting a fresh build`);
+
+  const storePath = join(dir, INDEX_FILES.store);
+  if (!state.ingest) {
+    for (const f of [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms]) rmSync(join(dir, f), { force: true });
+    state.ingest = await ingest(opts, input, dir, storePath);
+    writeFileAtomic(join(dir, STATE_FILE), JSON.stringify(state));
+  } else {
+    opts.log.info(`resume: text and BM25 phase already done (${formatCount(state.ingest.chunks)} chunks)`);
+  }
+  const ing = state.ingest;
+
+  let dense: { manifest: DenseManifest; files: string[] } | null = null;
+  if (opts.dense) {
+    dense = await opts.dense.run({
+      dir,
+      storePath,
+      chunkCount: ing.chunks,
+      resume: resumed,
+      log: opts.log,
+      progress: opts.progress,
+    });
+  }
+
+  const buildId = newBuildId();
+  const seconds = (performance.now() - started) / 1000;
+  const fileNames = [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms, ...(dense?.files ?? [])];
+  const manifest: Manifest = {
+    format_version: INDEX_FORMAT_VERSION,
+    tool_version: TOOL_VERSION,
+    build_id: buildId,
+    built_at: new Date().toISOString(),
+    build_seconds: Math.round(seconds * 10) / 10,
+    rebuild_command: opts.rebuildCommand,
+    corpus: {
+      name: opts.name,
+      format: opts.format,
+      source: { path: input, bytes: statSync(input).size, sha256: ing.sourceSha256 },
+      documents: ing.documents,
+      chunks: ing.chunks,
+      tokens: ing.tokens,
+    },
+    chunker: {
+      size: opts.chunkSize,
+      overlap: opts.chunkSize > 0 ? opts.chunkOverlap : 0,
+      tokenizer: opts.dense?.counter.id ?? 'words',
+    },
+    bm25: {
+      analyzer: createEnglishAnalyzer().id,
+      k1: opts.bm25.k1,
+      b: opts.bm25.b,
+      doc_count: ing.bm25.docCount,
+      total_tokens: ing.bm25.totalTokens,
+      terms: ing.bm25.terms,
+      postings: ing.bm25.postings,
+    },
+    dense: dense?.manifest ?? null,
+    files: {},
+  };
+  // the store carries its own copy of the core manifest, tied to this build id
+  const writer = ChunkStoreWriter.reopen(storePath);
+  writer.setMeta('build_id', buildId);
+  writer.setMeta('manifest', JSON.stringify({ ...manifest, files: undefined }));
+  writer.close();
+  manifest.files = recordFiles(dir, fileNames);
+  writeFileAtomic(join(dir, INDEX_FILES.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
+  rmSync(join(dir, STATE_FILE), { force: true });
+  const finalDir = commitPartial(opts.indexDir, opts.name, buildId);
+
+  const size = (names: string[]): number => names.reduce((s, n) => s + (manifest.files[n]?.bytes ?? 0), 0);
+  return {
+    name: opts.name,
+    dir: liveDir(opts.indexDir, opts.name),
+    manifest,
+    seconds: (performance.now() - started) / 1000,
+    bytes: {
+      total: dirBytes(finalDir),
+      store: size([INDEX_FILES.store]),
+      bm25: size([INDEX_FILES.postings, INDEX_FILES.norms]),
+      dense: size(dense?.files ?? []),
+    },
+  };
+}
+
+async function ingest(opts: BuildOptions, input: string, dir: string, storePath: string): Promise<IngestResult> {
+  const counter = opts.dense?.counter ?? wordCounter;
+  const chunking = { size: opts.chunkSize, overlap: opts.chunkOverlap, counter };
+  const writer = new ChunkStoreWriter(storePath);
+  const bm25 = new Bm25Builder(createEnglishAnalyzer(), {
+    maxPostingsInMemory: opts.maxPostingsInMemory,
+    tempDir: dir,
+  });
+  const hash = createHash('sha256');
+  const progress = createProgress({
+    label: `ingest ${opts.name}`,
+    total: statSync(input).size,
+    unit: 'MB',
+    scale: 1e6,
+    enabled: opts.progress,
+  });
+  let tokens = 0;
+  let bytesRead = 0;
+  try {
+    const docs = readCorpus(opts.format, input, {
+      hash,
+      onProgress: (p) => {
+        bytesRead = p.bytesRead;
+      },
+    });
+    for await (const doc of docs) {
+      const docNum = writer.addDocument(doc);
+      const suffixIds = opts.chunkSize > 0 && !doc.verbatim;
+      for (const piece of chunkDocument(doc, chunking)) {
+        const num = writer.addChunk({
+          id: suffixIds ? `${doc.id}#${piece.position}` : doc.id,
+          docNum,
+          position: piece.position,
+          contents: piece.contents,
+          bodyStart: piece.bodyStart,
+          nTokens: piece.nTokens,
+        });
+        bm25.add(num, piece.contents);
+        tokens += piece.nTokens;
+      }
+      progress.update(bytesRead, `${formatCount(writer.documentCount)} docs ${formatCount(writer.chunkCount)} chunks`);
+    }
+    progress.update(bytesRead);
+    progress.finish(`${formatCount(writer.documentCount)} docs ${formatCount(writer.chunkCount)} chunks`);
+    if (writer.chunkCount === 0) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `${input} holds no documents with text (format ${opts.format}); check --input and --format`,
+      );
+    }
+    opts.log.info(`indexing ${formatCount(writer.chunkCount)} chunks (ids, BM25 postings)…`);
+    writer.finishIngest();
+    const stats = bm25.finish(join(dir, INDEX_FILES.postings), join(dir, INDEX_FILES.norms), (entries) =>
+      writer.writeTerms(entries),
+    );
+    return {
+      documents: writer.documentCount,
+      chunks: writer.chunkCount,
+      tokens,
+      sourceSha256: hash.digest('hex'),
+      bm25: stats,
+    };
+  } finally {
+    writer.close();
+  }
+}
+
+/** Everything that changes the result of the text phase, and the dense settings. */
+function stateKey(opts: BuildOptions, input: string): string {
+  let st: { size: number; mtimeMs: number };
+  try {
+    st = statSync(input);
+  } catch (err) {
+    throw new RetrieverError('BAD_INPUT', `cannot read input ${input}: ${(err as Error).message}; check --input`, {
+      cause: err,
+    });
+  }
+  return JSON.stringify({
+    v: INDEX_FORMAT_VERSION,
+    input,
+    size: st.size,
+    mtime: Math.floor(st.mtimeMs),
+    format: opts.format,
+    chunk: [opts.chunkSize, opts.chunkOverlap],
+    bm25: opts.bm25,
+    dense: opts.dense?.fingerprint ?? null,
+  });
+}
+
+function loadState(dir: string, key: string, log: Logger): BuildState {
+  const path = join(dir, STATE_FILE);
+  if (!existsSync(path)) return { key };
+  const state = JSON.parse(readFileSync(path, 'utf8')) as BuildState;
+  if (state.key !== key) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `the interrupted build in ${dir} used another input or other options: rerun without --resume to start over`,
+    );
+  }
+  log.info(`resuming the interrupted build in ${dir}`);
+  return state;
+}
+
+export function formatSummary(s: BuildSummary): string {
+  const c = s.manifest.corpus;
+  const parts = [
+    `built ${s.name}: ${formatCount(c.documents)} documents, ${formatCount(c.chunks)} chunks, ${formatCount(c.tokens)} tokens`,
+    `in ${formatDuration(s.seconds)}`,
+    `index ${formatBytes(s.bytes.total)} (store ${formatBytes(s.bytes.store)}, bm25 ${formatBytes(s.bytes.bm25)}${s.bytes.dense ? `, dense ${formatBytes(s.bytes.dense)}` : ''})`,
+    `at ${s.dir}`,
+  ];
+  return parts.join('; ');
+}

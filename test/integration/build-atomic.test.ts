@@ -1,0 +1,136 @@
+import { spawn } from 'node:child_process';
+import { existsSync, lstatSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openCorpus } from '../../src/search/open-corpus.js';
+import { build, writeJsonl } from '../helpers/build.js';
+import { runBin } from '../helpers/mcp.js';
+import { BIN, makeTempDir } from '../helpers/paths.js';
+
+const tmp = makeTempDir();
+afterAll(tmp.cleanup);
+
+function searchIds(indexDir: string, name: string, q: string): string[] {
+  const c = openCorpus(indexDir, name);
+  try {
+    return c.bm25.search(q, 5).map((h) => c.store.getChunkId(h.num) as string);
+  } finally {
+    c.close();
+  }
+}
+
+describe('atomic builds', () => {
+  it('publishes through a symlink swap and removes the previous build', async () => {
+    const indexDir = join(tmp.dir, 'swap');
+    const v1 = writeJsonl(tmp.dir, 'v1.jsonl', [{ id: '1', contents: '"A"\nalpha beta' }]);
+    const v2 = writeJsonl(tmp.dir, 'v2.jsonl', [{ id: '2', contents: '"B"\nalpha gamma' }]);
+    const first = await build({ name: 'c', input: v1, format: 'wiki18', indexDir });
+    expect(lstatSync(join(indexDir, 'c')).isSymbolicLink()).toBe(true);
+    expect(searchIds(indexDir, 'c', 'alpha')).toEqual(['1']);
+    await build({ name: 'c', input: v2, format: 'wiki18', indexDir });
+    expect(searchIds(indexDir, 'c', 'alpha')).toEqual(['2']);
+    const hidden = readdirSync(indexDir).filter((e) => e.startsWith('.c.'));
+    expect(hidden).toHaveLength(1); // only the live build remains
+    expect(existsSync(join(indexDir, `.c.${first.manifest.build_id}`))).toBe(false);
+  });
+
+  it('a build that fails on bad input leaves the previous index serving identically', async () => {
+    const indexDir = join(tmp.dir, 'fail');
+    const good = writeJsonl(tmp.dir, 'good.jsonl', [
+      { id: '1', contents: '"A"\nriver bank' },
+      { id: '2', contents: '"B"\nriver fish' },
+    ]);
+    await build({ name: 'c', input: good, format: 'wiki18', indexDir });
+    const before = searchIds(indexDir, 'c', 'river fish');
+    const bad = join(tmp.dir, 'bad.jsonl');
+    writeFileSync(bad, `${JSON.stringify({ id: '1', contents: 'x' })}\n{broken json\n`);
+    await expect(build({ name: 'c', input: bad, format: 'wiki18', indexDir })).rejects.toThrow(
+      /line 2: not valid JSON/,
+    );
+    expect(searchIds(indexDir, 'c', 'river fish')).toEqual(before);
+  });
+
+  it('rejects duplicate ids with a message naming the id', async () => {
+    const indexDir = join(tmp.dir, 'dup');
+    const dup = writeJsonl(tmp.dir, 'dup.jsonl', [
+      { id: '7', contents: 'one' },
+      { id: '7', contents: 'two' },
+    ]);
+    await expect(build({ name: 'c', input: dup, format: 'wiki18', indexDir })).rejects.toThrow(
+      /duplicate document id "7"/,
+    );
+  });
+
+  it('an interrupted (SIGKILLed) build leaves the previous index intact', async () => {
+    const indexDir = join(tmp.dir, 'kill');
+    const small = writeJsonl(tmp.dir, 'small.jsonl', [{ id: '1', contents: '"A"\nkeep me' }]);
+    await build({ name: 'c', input: small, format: 'wiki18', indexDir });
+    const big = writeJsonl(
+      tmp.dir,
+      'big.jsonl',
+      Array.from({ length: 60_000 }, (_, i) => ({
+        id: String(i),
+        contents: `"T${i}"\nkeep words ${i} more text here`,
+      })),
+    );
+    const child = spawn(
+      process.execPath,
+      [BIN.build, '--name', 'c', '--input', big, '--format', 'wiki18', '--index-dir', indexDir],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    // kill as soon as ingestion is under way
+    await new Promise<void>((resolve) => {
+      child.stderr.on('data', (d: Buffer) => {
+        if (d.toString().includes('ingest')) resolve();
+      });
+      setTimeout(resolve, 3000);
+    });
+    child.kill('SIGKILL');
+    await new Promise((r) => child.on('exit', r));
+    expect(searchIds(indexDir, 'c', 'keep')).toEqual(['1']);
+    expect(existsSync(join(indexDir, '.c.partial'))).toBe(true);
+  });
+});
+
+describe('build-index CLI', () => {
+  it('writes progress and a one-line summary to stderr and nothing to stdout', () => {
+    const input = writeJsonl(tmp.dir, 'cli.jsonl', [{ id: '1', title: 'T', text: 'Hello world. Second sentence.' }]);
+    const r = runBin(BIN.build, [
+      '--name',
+      'cli',
+      '--input',
+      input,
+      '--format',
+      'jsonl',
+      '--index-dir',
+      join(tmp.dir, 'cli'),
+    ]);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/ingest cli/);
+    expect(r.stderr).toMatch(
+      /built cli: 1 documents, 1 chunks, \d+ tokens; in [\d.]+s; index .* \(store .*, bm25 .*\); at /,
+    );
+  });
+
+  it('fails with exit 2 and one line on missing flags or an unreadable input', () => {
+    const r = runBin(BIN.build, ['--name', 'x', '--format', 'jsonl']);
+    expect(r.status).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/needs --name, --input and --format/);
+    const m = runBin(BIN.build, [
+      '--name',
+      'x',
+      '--input',
+      '/nonexistent.jsonl',
+      '--format',
+      'jsonl',
+      '--index-dir',
+      join(tmp.dir, 'm'),
+    ]);
+    expect(m.status).toBe(2);
+    expect(m.stderr).toMatch(/cannot read input \/nonexistent.jsonl/);
+  });
+});
