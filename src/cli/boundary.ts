@@ -1,0 +1,25 @@
+import { describeError, isRetrieverError } from '../errors.js';
+
+/**
+ * The one place errors are caught: a single line on stderr, no stack trace
+ * (set RETRIEVER_MCP_DEBUG=1 for one), and a non-zero exit code.
+ */
+export async function runMain(prog: string, main: () => Promise<void>): Promise<void> {
+  try {
+    await main();
+  } catch (err) {
+    process.stderr.write(`${prog}: error: ${describeError(err)}\n`);
+    if (process.env['RETRIEVER_MCP_DEBUG'] && err instanceof Error && err.stack) {
+      process.stderr.write(`${err.stack}\n`);
+    }
+    process.exitCode = isRetrieverError(err, 'BAD_INPUT') ? 2 : 1;
+  }
+}
+
+/** yargs reports usage errors through this: one line and exit 2, like any other bad input. */
+export function failUsage(prog: string) {
+  return (msg: string | undefined, err: Error | undefined): never => {
+    process.stderr.write(`${prog}: error: ${msg ?? describeError(err)} (see ${prog} --help)\n`);
+    process.exit(2);
+  };
+}

@@ -1,0 +1,83 @@
+import { RetrieverError } from '../errors.js';
+import type { ChunkRecord } from '../store/chunk-store.js';
+import type { Retriever } from './retriever.js';
+
+export interface FetchRequest {
+  ids?: string[];
+  id?: string;
+  doc_id?: string;
+  /** With ids/id: also return this many neighbouring chunks on each side. With doc_id: around `position`. */
+  around?: number;
+  position?: number;
+  corpus?: string;
+}
+
+export interface FetchResult {
+  corpus: string;
+  chunks: ChunkRecord[];
+  missing: string[];
+  truncated: boolean;
+}
+
+export const FETCH_LIMITS = { maxIds: 100, maxAround: 20, maxChunks: 200 } as const;
+
+/**
+ * Full chunk texts by chunk id, or a document's chunks by doc id. Ids are
+ * only ever bound as SQL parameters and looked up in the served corpora.
+ */
+export function fetchChunks(retriever: Retriever, req: FetchRequest): FetchResult {
+  const given = [req.ids !== undefined, req.id !== undefined, req.doc_id !== undefined].filter(Boolean).length;
+  if (given !== 1) {
+    throw new RetrieverError('BAD_INPUT', 'fetch needs exactly one of "ids" (list), "id" or "doc_id"');
+  }
+  const around = req.around ?? 0;
+  if (!Number.isInteger(around) || around < 0 || around > FETCH_LIMITS.maxAround) {
+    throw new RetrieverError('BAD_INPUT', `around must be an integer from 0 to ${FETCH_LIMITS.maxAround}`);
+  }
+  const candidates = req.corpus !== undefined ? [retriever.corpus(req.corpus)] : retriever.corpora;
+  const chunks: ChunkRecord[] = [];
+  const missing: string[] = [];
+  const seen = new Set<string>();
+  let corpusName = candidates[0]?.name ?? '';
+  const push = (c: ChunkRecord): void => {
+    if (seen.has(c.id) || chunks.length >= FETCH_LIMITS.maxChunks) return;
+    seen.add(c.id);
+    chunks.push(c);
+  };
+
+  if (req.doc_id !== undefined) {
+    const docId = req.doc_id;
+    for (const corpus of candidates) {
+      const found =
+        req.position !== undefined
+          ? corpus.store.getDocumentRange(docId, req.position - around, req.position + around)
+          : corpus.store.getDocumentChunks(docId, FETCH_LIMITS.maxChunks + 1);
+      if (found.length === 0) continue;
+      corpusName = corpus.name;
+      for (const c of found) push(c);
+      return { corpus: corpusName, chunks, missing, truncated: found.length > FETCH_LIMITS.maxChunks };
+    }
+    return { corpus: corpusName, chunks, missing: [docId], truncated: false };
+  }
+
+  const ids = req.ids ?? [req.id as string];
+  if (ids.length === 0 || ids.length > FETCH_LIMITS.maxIds) {
+    throw new RetrieverError('BAD_INPUT', `ids must hold 1 to ${FETCH_LIMITS.maxIds} chunk ids`);
+  }
+  let truncated = false;
+  for (const id of ids) {
+    let hit: ChunkRecord | undefined;
+    for (const corpus of candidates) {
+      hit = corpus.store.getChunkById(id);
+      if (!hit) continue;
+      corpusName = corpus.name;
+      if (around > 0) {
+        for (const c of corpus.store.getDocumentRange(hit.docId, hit.position - around, hit.position + around)) push(c);
+      } else push(hit);
+      break;
+    }
+    if (!hit) missing.push(id);
+    if (chunks.length >= FETCH_LIMITS.maxChunks) truncated = true;
+  }
+  return { corpus: corpusName, chunks, missing, truncated };
+}

@@ -1,0 +1,72 @@
+/**
+ * Reciprocal Rank Fusion (Cormack, Clarke & Büttcher, SIGIR 2009):
+ *   score(d) = Σ_arm w_arm / (k + rank_arm(d)),  ranks 1-based, k = 60 by default.
+ * Pure: no I/O, no clocks. Ties are broken by `idOf` (the chunk id) so that the
+ * same query on the same index always yields the same list — RL rewards
+ * computed from retrieved passages depend on this.
+ */
+export interface RankedList {
+  arm: string;
+  /** Best first. */
+  hits: ReadonlyArray<{ num: number; score: number }>;
+  /** Multiplies this arm's RRF contribution; default 1. */
+  weight?: number;
+}
+
+export interface FusedHit {
+  num: number;
+  score: number;
+  ranks: Record<string, number>;
+  scores: Record<string, number>;
+}
+
+export interface FuseOptions {
+  /** RRF's k; larger k flattens the advantage of top ranks. */
+  k: number;
+  topK: number;
+  idOf: (num: number) => string;
+}
+
+export function fuseRrf(lists: readonly RankedList[], opts: FuseOptions): FusedHit[] {
+  const byNum = new Map<number, FusedHit>();
+  const weights = new Map<string, number>();
+  for (const list of lists) {
+    if (weights.has(list.arm)) throw new Error(`fuseRrf: arm "${list.arm}" given twice`);
+    weights.set(list.arm, list.weight ?? 1);
+    list.hits.forEach((hit, i) => {
+      let f = byNum.get(hit.num);
+      if (!f) {
+        f = { num: hit.num, score: 0, ranks: {}, scores: {} };
+        byNum.set(hit.num, f);
+      }
+      if (f.ranks[list.arm] !== undefined) return; // a list repeating a hit counts its best rank only
+      f.ranks[list.arm] = i + 1;
+      f.scores[list.arm] = hit.score;
+    });
+  }
+  // sum in a fixed arm order so the score does not depend on the order of `lists`
+  const arms = [...weights.keys()].sort();
+  for (const f of byNum.values()) {
+    for (const arm of arms) {
+      const r = f.ranks[arm];
+      if (r !== undefined) f.score += (weights.get(arm) as number) / (opts.k + r);
+    }
+  }
+  const ids = new Map<number, string>();
+  const idOf = (num: number): string => {
+    let id = ids.get(num);
+    if (id === undefined) {
+      id = opts.idOf(num);
+      ids.set(num, id);
+    }
+    return id;
+  };
+  const fused = [...byNum.values()];
+  fused.sort((a, b) => {
+    if (a.score !== b.score) return b.score - a.score;
+    const ia = idOf(a.num);
+    const ib = idOf(b.num);
+    return ia < ib ? -1 : ia > ib ? 1 : a.num - b.num;
+  });
+  return fused.slice(0, Math.max(0, opts.topK));
+}

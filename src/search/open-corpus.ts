@@ -1,0 +1,112 @@
+import { join } from 'node:path';
+import { RetrieverError } from '../errors.js';
+import { Bm25Searcher } from '../index/bm25/bm25-searcher.js';
+import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
+import { readManifest, type Manifest } from '../index/manifest.js';
+import { ChunkStore } from '../store/chunk-store.js';
+import { createEnglishAnalyzer } from '../text/analyzer.js';
+import { STORE_SCHEMA_VERSION } from '../version.js';
+import type { DenseArm, SearchMode } from './types.js';
+
+/** One served corpus: its checked manifest, chunk store, BM25 arm and optional dense arm. */
+export interface OpenCorpus {
+  readonly name: string;
+  readonly dir: string;
+  readonly manifest: Manifest;
+  readonly store: ChunkStore;
+  readonly bm25: Bm25Searcher;
+  readonly dense: DenseArm | null;
+  readonly modes: SearchMode[];
+  close(): void;
+}
+
+/** Opens the dense arm of an index; supplied by the dense module so this file stays ANN-agnostic. */
+export type DenseOpener = (dir: string, manifest: Manifest, fixHint: string) => DenseArm;
+
+export function fixHintFor(name: string, manifest?: Manifest): string {
+  if (manifest?.rebuild_command) return `rebuild it with \`${manifest.rebuild_command}\``;
+  return `build it with \`build-index --name ${name} --input PATH --format FORMAT\` (see README)`;
+}
+
+/**
+ * Opens `indexDir/name` after checking its manifest: format version, file
+ * sizes, analyzer, schema version and that the SQLite store belongs to the
+ * same build. Any mismatch is a one-line error naming the file and the fix.
+ */
+export function openCorpus(indexDir: string, name: string, openDense?: DenseOpener): OpenCorpus {
+  validateCorpusName(name);
+  const dir = join(indexDir, name);
+  const manifest = readManifest(dir, fixHintFor(name));
+  const hint = fixHintFor(name, manifest);
+  const analyzer = createEnglishAnalyzer();
+  if (manifest.bm25.analyzer !== analyzer.id) {
+    throw new RetrieverError(
+      'INDEX_INCOMPATIBLE',
+      `${dir}: BM25 was built with analyzer "${manifest.bm25.analyzer}" but this server analyzes queries with "${analyzer.id}": ${hint}`,
+    );
+  }
+  const storePath = join(dir, INDEX_FILES.store);
+  const store = new ChunkStore(storePath);
+  const closers: Array<() => void> = [() => store.close()];
+  try {
+    const schema = store.getMeta('schema_version');
+    if (schema !== String(STORE_SCHEMA_VERSION)) {
+      throw new RetrieverError(
+        'INDEX_INCOMPATIBLE',
+        `${storePath}: store schema ${schema ?? 'none'}, expected ${STORE_SCHEMA_VERSION}: ${hint}`,
+      );
+    }
+    const buildId = store.getMeta('build_id');
+    if (buildId !== manifest.build_id) {
+      throw new RetrieverError(
+        'INDEX_CORRUPT',
+        `${storePath} belongs to build ${buildId ?? 'none'} but manifest.json to ${manifest.build_id} (files mixed from two builds): ${hint}`,
+      );
+    }
+    const span = store.chunkSpan();
+    if (span !== manifest.corpus.chunks) {
+      throw new RetrieverError(
+        'INDEX_CORRUPT',
+        `${storePath} holds ${span} chunks but the manifest says ${manifest.corpus.chunks}: ${hint}`,
+      );
+    }
+    const bm25 = new Bm25Searcher({
+      postingsPath: join(dir, INDEX_FILES.postings),
+      normsPath: join(dir, INDEX_FILES.norms),
+      lookupTerm: (t) => store.lookupTerm(t),
+      analyzer,
+      stats: {
+        docCount: manifest.bm25.doc_count,
+        chunkCount: manifest.corpus.chunks,
+        totalTokens: manifest.bm25.total_tokens,
+      },
+      params: { k1: manifest.bm25.k1, b: manifest.bm25.b },
+    });
+    closers.push(() => bm25.close());
+    let dense: DenseArm | null = null;
+    if (manifest.dense) {
+      if (!openDense) {
+        throw new RetrieverError('INTERNAL', `${dir} has a dense index but no dense reader was configured`);
+      }
+      dense = openDense(dir, manifest, hint);
+      const arm = dense;
+      closers.push(() => arm.close());
+    }
+    const modes: SearchMode[] = dense ? ['hybrid', 'dense', 'bm25'] : ['bm25'];
+    return {
+      name,
+      dir,
+      manifest,
+      store,
+      bm25,
+      dense,
+      modes,
+      close: () => {
+        for (const c of closers.reverse()) c();
+      },
+    };
+  } catch (err) {
+    for (const c of closers.reverse()) c();
+    throw err;
+  }
+}

@@ -1,0 +1,197 @@
+import { RetrieverError } from '../errors.js';
+import type { ChunkRecord } from '../store/chunk-store.js';
+import { fuseRrf, type FusedHit } from './fuse.js';
+import type { OpenCorpus } from './open-corpus.js';
+import type { ScoredHit } from './top-k.js';
+import type { QueryEncoder, SearchHit, SearchMode, SearchResult } from './types.js';
+
+export interface RetrieverOptions {
+  /** Hits returned when the request names no top_k. */
+  topK: number;
+  maxTopK: number;
+  maxQueryChars: number;
+  /** Candidates each arm retrieves before fusion (≥ top_k). */
+  candidates: number;
+  /** RRF k. */
+  rrfK: number;
+  /** Per-arm RRF weights. */
+  weights: { bm25: number; dense: number };
+  /** Server-wide default mode; otherwise hybrid where the index has both arms. */
+  mode?: SearchMode;
+}
+
+export interface SearchRequest {
+  query: string;
+  topK?: number;
+  mode?: SearchMode;
+  corpus?: string;
+  /** Bitset over chunk nums (filters); computed by the caller. */
+  allow?: Uint8Array;
+}
+
+/**
+ * query → arms → fusion → chunks. Stateless apart from the open corpora, so
+ * one instance serves every transport.
+ */
+export class Retriever {
+  private readonly byName: Map<string, OpenCorpus>;
+
+  constructor(
+    readonly corpora: readonly OpenCorpus[],
+    private readonly encoder: QueryEncoder | null,
+    readonly opts: RetrieverOptions,
+  ) {
+    if (corpora.length === 0) throw new RetrieverError('BAD_INPUT', 'no corpus to serve: pass --corpus NAME');
+    this.byName = new Map(corpora.map((c) => [c.name, c]));
+    for (const c of corpora) {
+      if (c.dense && !encoder) {
+        throw new RetrieverError('MODEL', `corpus ${c.name} has a dense index but no query encoder is loaded`);
+      }
+      if (opts.mode && !c.modes.includes(opts.mode)) {
+        throw new RetrieverError(
+          'MODE_UNAVAILABLE',
+          `--mode ${opts.mode} cannot serve corpus ${c.name}: its index supports ${c.modes.join(', ')} (rebuild without --no-dense for dense/hybrid)`,
+        );
+      }
+    }
+  }
+
+  get defaultCorpus(): OpenCorpus {
+    return this.corpora[0] as OpenCorpus;
+  }
+
+  corpus(name?: string): OpenCorpus {
+    if (name === undefined || name === '') return this.defaultCorpus;
+    const c = this.byName.get(name);
+    if (!c) {
+      throw new RetrieverError(
+        'UNKNOWN_CORPUS',
+        `unknown corpus "${truncate(name, 80)}": this server serves ${[...this.byName.keys()].join(', ')}`,
+      );
+    }
+    return c;
+  }
+
+  modeFor(corpus: OpenCorpus, mode?: SearchMode): SearchMode {
+    const m = mode ?? this.opts.mode ?? (corpus.modes.includes('hybrid') ? 'hybrid' : 'bm25');
+    if (!corpus.modes.includes(m)) {
+      throw new RetrieverError(
+        'MODE_UNAVAILABLE',
+        `mode "${m}" is not available for corpus ${corpus.name}: its index was built without a dense index, so only ${corpus.modes.join(', ')} works (rebuild without --no-dense to enable it)`,
+      );
+    }
+    return m;
+  }
+
+  checkTopK(topK: number | undefined): number {
+    const k = topK ?? this.opts.topK;
+    if (!Number.isInteger(k) || k < 1 || k > this.opts.maxTopK) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `top_k must be an integer from 1 to ${this.opts.maxTopK}, got ${String(topK)}`,
+      );
+    }
+    return k;
+  }
+
+  checkQuery(query: unknown): string {
+    if (typeof query !== 'string') throw new RetrieverError('BAD_INPUT', 'query must be a string');
+    if (query.trim() === '') throw new RetrieverError('BAD_INPUT', 'query is empty: send the words to search for');
+    if (query.length > this.opts.maxQueryChars) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `query is ${query.length} characters; the limit is ${this.opts.maxQueryChars}: shorten it`,
+      );
+    }
+    return query;
+  }
+
+  async search(req: SearchRequest): Promise<SearchResult> {
+    const [res] = await this.searchMany([req.query], req);
+    return res as SearchResult;
+  }
+
+  /** Several queries against one corpus; query vectors are computed in one encoder batch. */
+  async searchMany(queries: readonly string[], req: Omit<SearchRequest, 'query'>): Promise<SearchResult[]> {
+    const corpus = this.corpus(req.corpus);
+    const mode = this.modeFor(corpus, req.mode);
+    const topK = this.checkTopK(req.topK);
+    const texts = queries.map((q) => this.checkQuery(q));
+    const depth = mode === 'hybrid' ? Math.max(this.opts.candidates, topK) : topK;
+    const vectors = mode === 'bm25' ? null : this.embed(texts);
+    // the BM25 arm runs while the encoder works on the query vectors
+    const bm25Lists = mode === 'dense' ? null : texts.map((q) => corpus.bm25.search(q, depth, req.allow));
+    const vecs = vectors ? await vectors : null;
+    return texts.map((_, i) => {
+      const lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }> = [];
+      if (bm25Lists) lists.push({ arm: 'bm25', hits: bm25Lists[i] as ScoredHit[], weight: this.opts.weights.bm25 });
+      if (vecs && corpus.dense) {
+        lists.push({
+          arm: 'dense',
+          hits: corpus.dense.search(vecs[i] as Float32Array, depth, req.allow),
+          weight: this.opts.weights.dense,
+        });
+      }
+      return { corpus: corpus.name, mode, results: this.materialize(corpus, mode, lists, topK) };
+    });
+  }
+
+  private embed(texts: string[]): Promise<Float32Array[]> {
+    if (!this.encoder) return Promise.reject(new RetrieverError('MODEL', 'no query encoder is loaded'));
+    return this.encoder.embedQueries(texts);
+  }
+
+  private materialize(
+    corpus: OpenCorpus,
+    mode: SearchMode,
+    lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }>,
+    topK: number,
+  ): SearchHit[] {
+    let fused: FusedHit[];
+    if (mode === 'hybrid') {
+      fused = fuseRrf(lists, {
+        k: this.opts.rrfK,
+        topK,
+        idOf: (num) => corpus.store.getChunkId(num) ?? '',
+      });
+    } else {
+      const list = lists[0] as { arm: string; hits: ScoredHit[] };
+      fused = list.hits.slice(0, topK).map((h, i) => ({
+        num: h.num,
+        score: h.score,
+        ranks: { [list.arm]: i + 1 },
+        scores: { [list.arm]: h.score },
+      }));
+    }
+    return fused.map((f, i) => {
+      const rec = corpus.store.getChunk(f.num);
+      if (!rec) throw new RetrieverError('INDEX_CORRUPT', `chunk ${f.num} is missing from ${corpus.store.path}`);
+      return toHit(rec, i + 1, f);
+    });
+  }
+}
+
+function toHit(rec: ChunkRecord, rank: number, f: FusedHit): SearchHit {
+  const hit: SearchHit = {
+    rank,
+    id: rec.id,
+    doc_id: rec.docId,
+    title: rec.title,
+    text: rec.text,
+    score: f.score,
+  };
+  if (f.ranks['bm25'] !== undefined) {
+    hit.bm25_score = f.scores['bm25'] as number;
+    hit.bm25_rank = f.ranks['bm25'];
+  }
+  if (f.ranks['dense'] !== undefined) {
+    hit.dense_score = f.scores['dense'] as number;
+    hit.dense_rank = f.ranks['dense'];
+  }
+  if (rec.metadata) hit.metadata = rec.metadata;
+  return hit;
+}
+
+function truncate(s: string, n: number): string {
+  return s.length > n ? `${s.slice(0, n)}…` : s;
+}

@@ -1,0 +1,34 @@
+import { openCorpus, type DenseOpener, type OpenCorpus } from '../search/open-corpus.js';
+import { Retriever, type RetrieverOptions } from '../search/retriever.js';
+import type { QueryEncoder } from '../search/types.js';
+import type { Logger } from '../util/log.js';
+import { formatCount } from '../util/progress.js';
+
+export interface LoadOptions {
+  indexDir: string;
+  corpora: string[];
+  retriever: RetrieverOptions;
+  log: Logger;
+  openDense?: DenseOpener;
+  /** Builds the query encoder for the corpora that need one (dense arm). */
+  loadEncoder?: (corpora: OpenCorpus[]) => Promise<QueryEncoder | null>;
+}
+
+/** Opens and checks every corpus, then the encoder; nothing is served until all succeed. */
+export async function loadRetriever(opts: LoadOptions): Promise<Retriever> {
+  const opened: OpenCorpus[] = [];
+  try {
+    for (const name of opts.corpora) {
+      const c = openCorpus(opts.indexDir, name, opts.openDense);
+      opened.push(c);
+      opts.log.info(
+        `opened ${name}: ${formatCount(c.manifest.corpus.chunks)} chunks, modes ${c.modes.join('/')}, built ${c.manifest.built_at}`,
+      );
+    }
+    const encoder = opts.loadEncoder ? await opts.loadEncoder(opened) : null;
+    return new Retriever(opened, encoder, opts.retriever);
+  } catch (err) {
+    for (const c of opened) c.close();
+    throw err;
+  }
+}

@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { SEARCH_MODES } from '../search/types.js';
+
+/** Output shapes shared by the tools (MCP structuredContent) and the REST API. */
+export const hitSchema = z.object({
+  rank: z.number().int(),
+  id: z.string(),
+  doc_id: z.string(),
+  title: z.string(),
+  text: z.string(),
+  score: z.number(),
+  bm25_score: z.number().optional(),
+  bm25_rank: z.number().int().optional(),
+  dense_score: z.number().optional(),
+  dense_rank: z.number().int().optional(),
+  metadata: z.record(z.unknown()).optional(),
+});
+
+export const searchResultShape = {
+  corpus: z.string(),
+  mode: z.enum(SEARCH_MODES),
+  results: z.array(hitSchema),
+};
+
+export const chunkSchema = z.object({
+  id: z.string(),
+  doc_id: z.string(),
+  position: z.number().int(),
+  title: z.string(),
+  text: z.string(),
+  metadata: z.record(z.unknown()).optional(),
+});
+
+export const modeSchema = z
+  .enum(SEARCH_MODES)
+  .describe('hybrid = BM25 and dense fused by Reciprocal Rank Fusion; dense = e5 vectors only; bm25 = keywords only');
+
+export function topKSchema(max: number) {
+  return z.number().int().min(1).max(max).describe(`number of passages to return (1-${max})`);
+}
+
+export function querySchema(maxChars: number) {
+  return z
+    .string()
+    .max(maxChars)
+    .refine((q) => q.trim() !== '', { message: 'query is empty: send the words to search for' });
+}

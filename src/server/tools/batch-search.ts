@@ -1,0 +1,52 @@
+import { z } from 'zod';
+import type { ToolContext } from '../tool-context.js';
+import { formatHit } from '../format.js';
+import { hitSchema, modeSchema, querySchema, topKSchema } from '../schemas.js';
+import { SEARCH_MODES } from '../../search/types.js';
+import { describeCorpora } from './search.js';
+
+export function registerBatchSearch(ctx: ToolContext): void {
+  const { server, retriever } = ctx;
+  const o = retriever.opts;
+  server.registerTool(
+    'batch_search',
+    {
+      title: 'Search several queries at once',
+      description:
+        `Run up to ${ctx.maxBatchQueries} queries against ${describeCorpora(ctx)} in one call. ` +
+        'Returns one result list per query, in the order given.',
+      inputSchema: {
+        queries: z.array(querySchema(o.maxQueryChars)).min(1).max(ctx.maxBatchQueries).describe('the queries'),
+        top_k: topKSchema(o.maxTopK).optional(),
+        mode: modeSchema.optional(),
+        corpus: z.string().optional(),
+      },
+      outputSchema: {
+        corpus: z.string(),
+        mode: z.enum(SEARCH_MODES),
+        results: z.array(z.array(hitSchema)),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args) => {
+      const res = await retriever.searchMany(args.queries, {
+        topK: args.top_k,
+        mode: args.mode,
+        corpus: args.corpus,
+      });
+      const first = res[0];
+      const content = res.map((r, i) => ({
+        type: 'text' as const,
+        text: [`Query ${i + 1}: ${args.queries[i]}`, ...r.results.map(formatHit)].join('\n'),
+      }));
+      return {
+        content,
+        structuredContent: {
+          corpus: first?.corpus ?? retriever.defaultCorpus.name,
+          mode: first?.mode ?? retriever.modeFor(retriever.defaultCorpus),
+          results: res.map((r) => r.results),
+        },
+      };
+    },
+  );
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { FETCH_LIMITS, fetchChunks } from '../../search/fetch.js';
+import type { ChunkRecord } from '../../store/chunk-store.js';
+import { formatChunk } from '../format.js';
+import { chunkSchema } from '../schemas.js';
+import type { ToolContext } from '../tool-context.js';
+
+export function registerFetch(ctx: ToolContext): void {
+  const { server, retriever } = ctx;
+  server.registerTool(
+    'fetch',
+    {
+      title: 'Fetch passages by id',
+      description:
+        'Return the full text of passages. Give "ids" (a list of passage ids from search results) or "id" (one id), ' +
+        'optionally with "around": n to include n neighbouring passages of the same document on each side; ' +
+        'or give "doc_id" to read a whole document (optionally only around "position").',
+      inputSchema: {
+        ids: z.array(z.string().max(1024)).min(1).max(FETCH_LIMITS.maxIds).optional(),
+        id: z.string().max(1024).optional(),
+        doc_id: z.string().max(1024).optional(),
+        around: z.number().int().min(0).max(FETCH_LIMITS.maxAround).optional(),
+        position: z.number().int().min(0).optional(),
+        corpus: z.string().optional(),
+      },
+      outputSchema: {
+        corpus: z.string(),
+        chunks: z.array(chunkSchema),
+        missing: z.array(z.string()),
+        truncated: z.boolean(),
+      },
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args) => {
+      const res = fetchChunks(retriever, args);
+      const text = [
+        ...res.chunks.map(formatChunk),
+        ...(res.missing.length > 0 ? [`Not found: ${res.missing.join(', ')}`] : []),
+        ...(res.truncated ? [`(truncated to ${FETCH_LIMITS.maxChunks} passages)`] : []),
+      ];
+      return {
+        content: text.map((t) => ({ type: 'text' as const, text: t })),
+        structuredContent: {
+          corpus: res.corpus,
+          chunks: res.chunks.map(toChunkOut),
+          missing: res.missing,
+          truncated: res.truncated,
+        },
+      };
+    },
+  );
+}
+
+function toChunkOut(c: ChunkRecord): z.infer<typeof chunkSchema> {
+  const out: z.infer<typeof chunkSchema> = {
+    id: c.id,
+    doc_id: c.docId,
+    position: c.position,
+    title: c.title,
+    text: c.text,
+  };
+  if (c.metadata) out.metadata = c.metadata;
+  return out;
+}

@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import type { ToolContext } from '../tool-context.js';
+import { formatHit } from '../format.js';
+import { modeSchema, querySchema, searchResultShape, topKSchema } from '../schemas.js';
+
+export function registerSearch(ctx: ToolContext): void {
+  const { server, retriever } = ctx;
+  const o = retriever.opts;
+  server.registerTool(
+    'search',
+    {
+      title: 'Search the corpus',
+      description:
+        `Retrieve the passages most relevant to a natural-language query from ${describeCorpora(ctx)}. ` +
+        `Returns up to top_k passages (default ${o.topK}), best first, each as "Doc N (Title: …) text". ` +
+        'Ask focused questions; issue several searches for multi-hop questions.',
+      inputSchema: {
+        query: querySchema(o.maxQueryChars).describe('what to search for'),
+        top_k: topKSchema(o.maxTopK).optional(),
+        mode: modeSchema.optional(),
+        corpus: z.string().optional().describe(`which corpus (default ${retriever.defaultCorpus.name})`),
+      },
+      outputSchema: searchResultShape,
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    },
+    async (args) => {
+      const res = await retriever.search({
+        query: args.query,
+        topK: args.top_k,
+        mode: args.mode,
+        corpus: args.corpus,
+      });
+      const content =
+        res.results.length > 0
+          ? res.results.map((h) => ({ type: 'text' as const, text: formatHit(h) }))
+          : [{ type: 'text' as const, text: `No passages matched the query in corpus ${res.corpus}.` }];
+      return { content, structuredContent: { ...res } };
+    },
+  );
+}
+
+export function describeCorpora(ctx: ToolContext): string {
+  return ctx.retriever.corpora.map((c) => `"${c.name}" (${c.manifest.corpus.chunks} passages)`).join(', ');
+}
