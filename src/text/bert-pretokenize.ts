@@ -12,7 +12,7 @@ export interface WordSpan {
 
 const RE_PUNCT = /\p{P}/u;
 const RE_WS = /\s/u;
-const RE_CONTROL = /[\p{Cc}\p{Cf}]/u;
+const RE_CONTROL = /[\p{Cc}\p{Cf}\p{Co}\p{Cn}\p{Cs}]/u;
 
 /** Hugging Face's _is_chinese_char: the CJK Unified Ideograph blocks. */
 export function isCjkCodePoint(cp: number): boolean {
@@ -41,7 +41,7 @@ export function isBertWhitespace(cp: number): boolean {
   return cp > 127 && RE_WS.test(String.fromCodePoint(cp)) && cp !== 0x200b;
 }
 
-/** Characters BertNormalizer(clean_text) deletes: NUL, U+FFFD and control/format chars except tab/newline. */
+/** Characters BertNormalizer(clean_text) deletes: NUL, U+FFFD and "other" chars (Cc, Cf, Co, Cn) except tab/newline. */
 export function isBertDroppedChar(cp: number): boolean {
   if (cp === 0 || cp === 0xfffd) return true;
   if (cp === 9 || cp === 10 || cp === 13) return false;
@@ -65,6 +65,29 @@ function getAsciiClass(): Uint8Array {
     for (let cp = 0; cp < 128; cp++) asciiClass[cp] = classify(cp);
   }
   return asciiClass;
+}
+
+/** The number of words bertWords(text) returns, without allocating them. */
+export function countBertWords(text: string): number {
+  const ascii = getAsciiClass();
+  let n = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i++) {
+    let cp = text.charCodeAt(i);
+    if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < text.length) {
+      cp = text.codePointAt(i) as number;
+      i++;
+    }
+    const c = cp < 128 ? (ascii[cp] as number) : classify(cp);
+    if (c === 0) {
+      if (!inWord) n++;
+      inWord = true;
+    } else if (c !== 3) {
+      inWord = false;
+      if (c === 2) n++;
+    }
+  }
+  return n;
 }
 
 /** Splits `text` into BERT words. Dropped characters never start or extend a word. */

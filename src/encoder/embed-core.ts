@@ -1,0 +1,98 @@
+import { RetrieverError } from '../errors.js';
+import type { ModelFiles } from './model-files.js';
+import { OnnxSession, type Device } from './onnx-session.js';
+import { clsPool, l2Normalize, meanPool } from './pooling.js';
+import { WordPieceTokenizer } from './wordpiece.js';
+
+export type Pooling = 'mean' | 'cls';
+
+export interface EmbedCoreOptions {
+  device: Device;
+  threads: number;
+  maxLength: number;
+  batchSize: number;
+  pooling: Pooling;
+}
+
+/**
+ * tokenize → run → pool → normalise, with length bucketing: texts are sorted
+ * by token count and each batch is padded only to its own longest text.
+ * Runs wherever the session lives (the encoder worker thread).
+ */
+export class EmbedCore {
+  private constructor(
+    private readonly session: OnnxSession,
+    readonly tokenizer: WordPieceTokenizer,
+    readonly dim: number,
+    /** "sentence_embedding" when the graph pools itself, else the token output. */
+    readonly output: string,
+    private readonly opts: EmbedCoreOptions,
+  ) {}
+
+  static async open(files: ModelFiles, opts: EmbedCoreOptions): Promise<EmbedCore> {
+    const tokenizer = WordPieceTokenizer.fromFile(files.tokenizer);
+    const session = await OnnxSession.create(files.onnx, { device: opts.device, threads: opts.threads });
+    const names = session.outputNames;
+    const output = names.includes('sentence_embedding')
+      ? 'sentence_embedding'
+      : names.includes('last_hidden_state')
+        ? 'last_hidden_state'
+        : (names[0] as string);
+    const core = new EmbedCore(session, tokenizer, files.hiddenSize, output, opts);
+    // warm-up: first run allocates and optimises; also checks the real output width
+    const [probe] = await core.embed(['warm up']);
+    if (!probe || probe.length !== files.hiddenSize) {
+      throw new RetrieverError(
+        'MODEL',
+        `model output has ${probe?.length} dimensions but config.json says hidden_size ${files.hiddenSize}`,
+      );
+    }
+    return core;
+  }
+
+  /** Unit vectors for already-prefixed texts, in input order. */
+  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+    const encoded = texts.map((t) => this.tokenizer.encode(t, this.opts.maxLength).ids);
+    const order = encoded
+      .map((_, i) => i)
+      .sort((a, b) => (encoded[a] as number[]).length - (encoded[b] as number[]).length || a - b);
+    const out: Float32Array[] = new Array<Float32Array>(texts.length);
+    for (let s = 0; s < order.length; s += this.opts.batchSize) {
+      const idx = order.slice(s, s + this.opts.batchSize);
+      const vecs = await this.runBatch(idx.map((i) => encoded[i] as number[]));
+      idx.forEach((i, j) => (out[i] = vecs[j] as Float32Array));
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    await this.session.close();
+  }
+
+  private async runBatch(rows: number[][]): Promise<Float32Array[]> {
+    const batch = rows.length;
+    const seqLen = Math.max(...rows.map((r) => r.length));
+    const ids = new BigInt64Array(batch * seqLen);
+    const mask = new BigInt64Array(batch * seqLen);
+    const maskNum = new Uint8Array(batch * seqLen);
+    rows.forEach((r, b) => {
+      for (let t = 0; t < r.length; t++) {
+        ids[b * seqLen + t] = BigInt(r[t] as number);
+        mask[b * seqLen + t] = 1n;
+        maskNum[b * seqLen + t] = 1;
+      }
+    });
+    const res = await this.session.run(ids, mask, batch, seqLen, this.output);
+    let vecs: Float32Array[];
+    if (this.output === 'sentence_embedding') {
+      vecs = rows.map((_, b) => res.data.slice(b * this.dim, (b + 1) * this.dim));
+    } else {
+      const dim = res.dims[2] as number;
+      vecs =
+        this.opts.pooling === 'cls'
+          ? clsPool(res.data, batch, seqLen, dim)
+          : meanPool(res.data, maskNum, batch, seqLen, dim);
+    }
+    return vecs.map(l2Normalize);
+  }
+}

@@ -1,0 +1,38 @@
+import type { TokenCounter } from '../ingest/chunker.js';
+import type { QueryEncoder } from '../search/types.js';
+
+/**
+ * Our encoder interface. Search and index code only see this, so another
+ * backend (say, an encoder shipped as an npm package) plugs in without
+ * touching them.
+ */
+export interface Encoder extends QueryEncoder {
+  readonly id: string;
+  readonly dim: number;
+  readonly settings: EncoderSettings;
+  embedQueries(texts: string[]): Promise<Float32Array[]>;
+  embedPassages(texts: string[]): Promise<Float32Array[]>;
+  /** Counts chunk tokens exactly as the encoder will see them. */
+  readonly tokenCounter: TokenCounter;
+  close(): Promise<void>;
+}
+
+/** Everything that changes a vector; recorded in the manifest and compared at startup. */
+export interface EncoderSettings {
+  model: string;
+  variant: string;
+  modelSha256: string;
+  dim: number;
+  queryPrefix: string;
+  passagePrefix: string;
+  pooling: 'mean' | 'cls';
+  normalize: true;
+  maxLength: number;
+}
+
+/** e5's documented prefixes: "query: " for questions, "passage: " for documents. */
+export const E5_PREFIXES = { query: 'query: ', passage: 'passage: ' } as const;
+
+export function encoderId(s: Pick<EncoderSettings, 'model' | 'variant'>): string {
+  return `${s.model} (${s.variant})`;
+}

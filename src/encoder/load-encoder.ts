@@ -1,0 +1,110 @@
+import { realpathSync, statSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { fetchHubFile, type HubConfig } from '../hub/download.js';
+import { hashFile } from '../util/hash-file.js';
+import type { EncoderSource } from '../index/manifest.js';
+import type { Pooling } from './embed-core.js';
+import { resolveModelDir, variantFile, type ModelFiles } from './model-files.js';
+import { OnnxEncoder } from './onnx-encoder.js';
+import type { Device } from './onnx-session.js';
+
+/** What the user asked for: a hub model id, or a local directory in the HF ONNX layout. */
+export interface EncoderChoice {
+  /** The model's name (hub id); also what is fetched unless `hubRepo` is set. */
+  model: string;
+  /** The hub repository to download from (an ONNX conversion of `model`). */
+  hubRepo?: string;
+  modelPath?: string;
+  variant: string;
+  revision: string;
+  device: Device;
+  threads: number;
+  batchSize: number;
+  maxLength: number;
+  pooling: Pooling;
+  queryPrefix: string;
+  passagePrefix: string;
+}
+
+/**
+ * Hub ids whose weights are PyTorch-only map to their ONNX conversions.
+ * Any other id is fetched as given, so an ONNX repository also works directly.
+ */
+export const ONNX_CONVERSIONS: Record<string, string> = {
+  'intfloat/e5-small-v2': 'Xenova/e5-small-v2',
+  'intfloat/e5-base-v2': 'Xenova/e5-base-v2',
+  'intfloat/e5-large-v2': 'Xenova/e5-large-v2',
+  'intfloat/e5-small': 'Xenova/e5-small',
+  'intfloat/e5-base': 'Xenova/e5-base',
+  'intfloat/e5-large': 'Xenova/e5-large',
+};
+
+export const DEFAULT_MODEL = 'intfloat/e5-base-v2';
+
+export interface ResolvedModel {
+  files: ModelFiles;
+  source: EncoderSource;
+  sha256: string;
+}
+
+/** Finds (downloading if needed) the model files for `choice`. */
+export async function resolveModel(choice: EncoderChoice, hub: HubConfig): Promise<ResolvedModel> {
+  if (choice.modelPath) {
+    const dir = resolve(choice.modelPath);
+    const files = resolveModelDir(dir, choice.variant);
+    return { files, source: { kind: 'local', path: dir }, sha256: modelSha256(files.onnx) };
+  }
+  const repo = choice.hubRepo ?? ONNX_CONVERSIONS[choice.model] ?? choice.model;
+  const want = ['config.json', 'tokenizer.json', variantFile(choice.variant)];
+  const paths: string[] = [];
+  for (const path of want) {
+    paths.push(await fetchHubFile(hub, { repoType: 'model', repo, revision: choice.revision, path }));
+  }
+  // the snapshot directory holds all three files
+  const dir = dirname(paths[0] as string);
+  const files = resolveModelDir(dir, choice.variant);
+  return { files, source: { kind: 'hub', repo, revision: choice.revision }, sha256: modelSha256(files.onnx) };
+}
+
+export async function openEncoder(
+  choice: EncoderChoice,
+  hub: HubConfig,
+): Promise<{ encoder: OnnxEncoder; source: EncoderSource }> {
+  const m = await resolveModel(choice, hub);
+  const encoder = await OnnxEncoder.open({
+    model: choice.modelPath && choice.model === DEFAULT_MODEL ? basename(m.files.dir) : choice.model,
+    files: m.files,
+    modelSha256: m.sha256,
+    device: choice.device,
+    threads: choice.threads,
+    batchSize: choice.batchSize,
+    maxLength: Math.min(choice.maxLength, m.files.maxPositions),
+    pooling: choice.pooling,
+    queryPrefix: choice.queryPrefix,
+    passagePrefix: choice.passagePrefix,
+  });
+  return { encoder, source: m.source };
+}
+
+const shaMemo = new Map<string, string>();
+
+/**
+ * sha256 of the ONNX file. Hub cache blobs are named by their sha256 (LFS
+ * ETag), so those cost nothing; other files are hashed once per process.
+ */
+export function modelSha256(path: string): string {
+  const real = realpathSync(path);
+  const name = basename(real);
+  if (/^[0-9a-f]{64}$/.test(name) && basename(dirname(real)) === 'blobs') return name;
+  const st = statSync(real);
+  const key = `${real}:${st.size}:${st.mtimeMs}`;
+  const memo = shaMemo.get(key);
+  if (memo) return memo;
+  const digest = hashFile(real);
+  shaMemo.set(key, digest);
+  return digest;
+}
+
+export function sourceLabel(s: EncoderSource): string {
+  return s.kind === 'local' ? s.path : `${s.repo}@${s.revision}`;
+}

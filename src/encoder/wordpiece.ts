@@ -1,0 +1,223 @@
+import { readFileSync } from 'node:fs';
+import { RetrieverError } from '../errors.js';
+import { isBertDroppedChar, isBertPunctuation, isBertWhitespace, isCjkCodePoint } from '../text/bert-pretokenize.js';
+
+/**
+ * A BERT WordPiece tokenizer that reproduces Hugging Face `tokenizers`
+ * (BertNormalizer → BertPreTokenizer → WordPiece → [CLS] … [SEP]) from a
+ * model's tokenizer.json. Truncation keeps [SEP] last, as HF does.
+ */
+export interface Encoding {
+  ids: number[];
+}
+
+export interface WordPieceConfig {
+  vocab: Map<string, number>;
+  unkToken: string;
+  prefix: string;
+  maxCharsPerWord: number;
+  lowercase: boolean;
+  stripAccents: boolean;
+  cleanText: boolean;
+  handleChineseChars: boolean;
+  cls: number;
+  sep: number;
+  pad: number;
+}
+
+interface TokenizerJson {
+  normalizer?: {
+    type?: string;
+    lowercase?: boolean;
+    strip_accents?: boolean | null;
+    clean_text?: boolean;
+    handle_chinese_chars?: boolean;
+  } | null;
+  pre_tokenizer?: { type?: string } | null;
+  model?: {
+    type?: string;
+    vocab?: Record<string, number>;
+    unk_token?: string;
+    continuing_subword_prefix?: string;
+    max_input_chars_per_word?: number;
+  };
+}
+
+const RE_MN = /\p{Mn}/u;
+
+export class WordPieceTokenizer {
+  private readonly cache = new Map<string, number[]>();
+  private readonly unkId: number;
+
+  constructor(readonly config: WordPieceConfig) {
+    const unk = config.vocab.get(config.unkToken);
+    if (unk === undefined)
+      throw new RetrieverError('MODEL', `tokenizer vocabulary lacks the unknown token ${config.unkToken}`);
+    this.unkId = unk;
+  }
+
+  /** Loads tokenizer.json; only BERT WordPiece tokenizers (e5, BGE, MiniLM…) are supported. */
+  static fromFile(path: string): WordPieceTokenizer {
+    let json: TokenizerJson;
+    try {
+      json = JSON.parse(readFileSync(path, 'utf8')) as TokenizerJson;
+    } catch (err) {
+      throw new RetrieverError('MODEL', `cannot read tokenizer ${path}: ${(err as Error).message}`, { cause: err });
+    }
+    const model = json.model;
+    if (model?.type !== 'WordPiece' || !model.vocab) {
+      throw new RetrieverError(
+        'MODEL',
+        `${path}: model type "${model?.type ?? 'none'}" is not supported; retriever-mcp reads BERT WordPiece tokenizers`,
+      );
+    }
+    const norm = json.normalizer ?? {};
+    if (json.normalizer && norm.type !== 'BertNormalizer') {
+      throw new RetrieverError(
+        'MODEL',
+        `${path}: normalizer "${norm.type}" is not supported (expected BertNormalizer)`,
+      );
+    }
+    if (json.pre_tokenizer && json.pre_tokenizer.type !== 'BertPreTokenizer') {
+      throw new RetrieverError(
+        'MODEL',
+        `${path}: pre-tokenizer "${json.pre_tokenizer.type}" is not supported (expected BertPreTokenizer)`,
+      );
+    }
+    const vocab = new Map(Object.entries(model.vocab));
+    const lowercase = norm.lowercase ?? true;
+    const special = (t: string): number => {
+      const id = vocab.get(t);
+      if (id === undefined) throw new RetrieverError('MODEL', `${path}: vocabulary lacks ${t}`);
+      return id;
+    };
+    return new WordPieceTokenizer({
+      vocab,
+      unkToken: model.unk_token ?? '[UNK]',
+      prefix: model.continuing_subword_prefix ?? '##',
+      maxCharsPerWord: model.max_input_chars_per_word ?? 100,
+      lowercase,
+      stripAccents: norm.strip_accents ?? lowercase,
+      cleanText: norm.clean_text ?? true,
+      handleChineseChars: norm.handle_chinese_chars ?? true,
+      cls: special('[CLS]'),
+      sep: special('[SEP]'),
+      pad: vocab.get('[PAD]') ?? 0,
+    });
+  }
+
+  /** [CLS] tokens [SEP], truncated to maxLength with [SEP] kept last. */
+  encode(text: string, maxLength: number): Encoding {
+    const ids = [this.config.cls];
+    const budget = Math.max(0, maxLength - 2);
+    for (const word of this.words(text)) {
+      for (const id of this.wordPieces(word)) {
+        if (ids.length - 1 >= budget) break;
+        ids.push(id);
+      }
+      if (ids.length - 1 >= budget) break;
+    }
+    ids.push(this.config.sep);
+    return { ids };
+  }
+
+  /** Words with their WordPiece counts and source offsets (for the chunker). */
+  wordSpans(text: string): Array<{ start: number; end: number; tokens: number }> {
+    const out: Array<{ start: number; end: number; tokens: number }> = [];
+    this.scan(text, (word, start, end) => out.push({ start, end, tokens: this.wordPieces(word).length }));
+    return out;
+  }
+
+  countTokens(text: string): number {
+    let n = 0;
+    this.scan(text, (word) => (n += this.wordPieces(word).length));
+    return n;
+  }
+
+  private words(text: string): string[] {
+    const out: string[] = [];
+    this.scan(text, (w) => out.push(w));
+    return out;
+  }
+
+  /**
+   * BertNormalizer + BertPreTokenizer in one pass over the original text:
+   * emits each normalized word with its [start, end) offsets in `text`.
+   */
+  private scan(text: string, emit: (word: string, start: number, end: number) => void): void {
+    const c = this.config;
+    let word = '';
+    let wordStart = -1;
+    let wordEnd = -1;
+    const flush = (): void => {
+      if (wordStart >= 0) emit(this.normalizeWord(word), wordStart, wordEnd);
+      word = '';
+      wordStart = -1;
+    };
+    for (let i = 0; i < text.length;) {
+      const cp = text.codePointAt(i) as number;
+      const w = cp > 0xffff ? 2 : 1;
+      if (c.cleanText && isBertDroppedChar(cp)) {
+        i += w;
+        continue;
+      }
+      if (isBertWhitespace(cp)) flush();
+      else if (isBertPunctuation(cp) || (c.handleChineseChars && isCjkCodePoint(cp))) {
+        flush();
+        emit(this.normalizeWord(String.fromCodePoint(cp)), i, i + w);
+      } else {
+        if (wordStart < 0) wordStart = i;
+        word += String.fromCodePoint(cp);
+        wordEnd = i + w;
+      }
+      i += w;
+    }
+    flush();
+  }
+
+  private normalizeWord(word: string): string {
+    let w = word;
+    if (this.config.stripAccents) w = stripMarks(w.normalize('NFD'));
+    if (this.config.lowercase) w = w.toLowerCase();
+    return w;
+  }
+
+  /** Greedy longest-match-first over code points; a word with no split is [UNK]. */
+  private wordPieces(word: string): number[] {
+    const cached = this.cache.get(word);
+    if (cached) return cached;
+    const chars = Array.from(word);
+    let pieces: number[];
+    if (chars.length === 0) pieces = [];
+    else if (chars.length > this.config.maxCharsPerWord) pieces = [this.unkId];
+    else {
+      pieces = [];
+      let start = 0;
+      while (start < chars.length) {
+        let end = chars.length;
+        let found: number | undefined;
+        while (start < end) {
+          const sub = (start > 0 ? this.config.prefix : '') + chars.slice(start, end).join('');
+          found = this.config.vocab.get(sub);
+          if (found !== undefined) break;
+          end--;
+        }
+        if (found === undefined) {
+          pieces = [this.unkId];
+          break;
+        }
+        pieces.push(found);
+        start = end;
+      }
+    }
+    if (this.cache.size > 200_000) this.cache.clear();
+    this.cache.set(word, pieces);
+    return pieces;
+  }
+}
+
+function stripMarks(s: string): string {
+  let out = '';
+  for (const ch of s) if (!RE_MN.test(ch)) out += ch;
+  return out;
+}
