@@ -1,0 +1,94 @@
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { cachedPath, fetchHubFile, type HubConfig, type HubFile } from '../../../src/hub/download.js';
+import { silentLogger } from '../../../src/util/log.js';
+import { startHubServer, type HubServer } from '../../helpers/hub-server.js';
+import { HAS_SHARED, makeTempDir, sharedPath } from '../../helpers/paths.js';
+
+const tmp = makeTempDir();
+afterAll(tmp.cleanup);
+let server: HubServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+const sha256 = (p: string): string => createHash('sha256').update(readFileSync(p)).digest('hex');
+const file = (path: string): HubFile => ({ repoType: 'model', repo: 'Xenova/e5-tiny', revision: 'main', path });
+let n = 0;
+const config = (url: string, over: Partial<HubConfig> = {}): HubConfig => ({
+  endpoint: url,
+  cacheDir: join(tmp.dir, `cache-${n++}`),
+  offline: false,
+  log: silentLogger,
+  progress: false,
+  ...over,
+});
+
+describe.skipIf(!HAS_SHARED)('Hugging Face download against a local hub (HF_ENDPOINT)', () => {
+  const repo = { repoType: 'model' as const, repo: 'Xenova/e5-tiny', dir: sharedPath('models/tiny-e5') };
+
+  it('downloads LFS (redirected, sha256) and regular (git sha1) files into the hub cache layout', async () => {
+    server = await startHubServer({ repos: [repo] });
+    const cfg = config(server.url);
+    const onnx = await fetchHubFile(cfg, file('onnx/model.onnx'));
+    const tok = await fetchHubFile(cfg, file('tokenizer.json'));
+    expect(sha256(onnx)).toBe(sha256(sharedPath('models/tiny-e5/onnx/model.onnx')));
+    expect(readFileSync(tok, 'utf8')).toBe(readFileSync(sharedPath('models/tiny-e5/tokenizer.json'), 'utf8'));
+    const repoDir = join(cfg.cacheDir, 'models--Xenova--e5-tiny');
+    expect(onnx).toBe(join(repoDir, 'snapshots', 'c0ffee0000000000000000000000000000000000', 'onnx', 'model.onnx'));
+    expect(lstatSync(onnx).isSymbolicLink()).toBe(true);
+    expect(readdirSync(join(repoDir, 'blobs'))).toContain(sha256(onnx));
+    expect(readFileSync(join(repoDir, 'refs', 'main'), 'utf8')).toBe('c0ffee0000000000000000000000000000000000');
+    expect(server.requests).toContain(`GET /cdn/${sha256(onnx)}`);
+  });
+
+  it('resumes a cut download with a Range request and verifies the result', async () => {
+    server = await startHubServer({ repos: [repo], cutOnce: ['onnx/model.onnx'] });
+    const path = await fetchHubFile(config(server.url), file('onnx/model.onnx'));
+    expect(sha256(path)).toBe(sha256(sharedPath('models/tiny-e5/onnx/model.onnx')));
+    expect(server.requests.filter((r) => r.startsWith('GET /cdn/'))).toHaveLength(2);
+  });
+
+  it('rejects a corrupted file by checksum and leaves nothing in the cache', async () => {
+    server = await startHubServer({ repos: [repo], corrupt: ['onnx/model.onnx'] });
+    const cfg = config(server.url);
+    await expect(fetchHubFile(cfg, file('onnx/model.onnx'))).rejects.toThrow(/checksum mismatch/);
+    expect(cachedPath(cfg.cacheDir, file('onnx/model.onnx'))).toBeUndefined();
+    const blobs = join(cfg.cacheDir, 'models--Xenova--e5-tiny', 'blobs');
+    expect(existsSync(blobs) ? readdirSync(blobs) : []).toEqual([]);
+  });
+
+  it('sends HF_TOKEN as a bearer token and explains 401s', async () => {
+    server = await startHubServer({ repos: [repo], token: 'hf_secret' });
+    await expect(fetchHubFile(config(server.url), file('config.json'))).rejects.toThrow(
+      /gated or private; set HF_TOKEN/,
+    );
+    const ok = await fetchHubFile(config(server.url, { token: 'hf_secret' }), file('config.json'));
+    expect(JSON.parse(readFileSync(ok, 'utf8')).hidden_size).toBe(32);
+  });
+
+  it('serves from the cache offline, and names what is missing otherwise', async () => {
+    server = await startHubServer({ repos: [repo] });
+    const cfg = config(server.url);
+    await fetchHubFile(cfg, file('config.json'));
+    await server.close();
+    server = undefined;
+    const offline = { ...cfg, offline: true };
+    expect(await fetchHubFile(offline, file('config.json'))).toMatch(/config\.json$/);
+    await expect(fetchHubFile(offline, file('vocab.txt'))).rejects.toThrow(
+      /offline and Xenova\/e5-tiny\/vocab.txt is not in the cache/,
+    );
+    // online but unreachable: a cached file is still used
+    expect(await fetchHubFile({ ...cfg, endpoint: 'http://127.0.0.1:9' }, file('config.json'))).toMatch(
+      /config\.json$/,
+    );
+  });
+
+  it('reports 404s with the file it looked for', async () => {
+    server = await startHubServer({ repos: [repo] });
+    await expect(fetchHubFile(config(server.url), file('onnx/nope.onnx'))).rejects.toThrow(/not found \(404\)/);
+  });
+});
