@@ -10,24 +10,30 @@ export interface FileRecord {
   sha256: string;
 }
 
+/** Where a server finds the encoder an index was built with. */
+export type EncoderSource = { kind: 'local'; path: string } | { kind: 'hub'; repo: string; revision: string };
+
 export interface DenseManifest {
   encoder: {
-    /** Encoder identity: model id + variant, e.g. "intfloat/e5-base-v2 (onnx/model.onnx)". */
+    /** "model (variant)", e.g. "intfloat/e5-base-v2 (onnx/model.onnx)". */
     id: string;
     model: string;
+    variant: string;
     model_sha256: string;
     dim: number;
     query_prefix: string;
     passage_prefix: string;
-    pooling: string;
+    pooling: 'mean' | 'cls';
     normalize: boolean;
     max_length: number;
+    source: EncoderSource;
   };
   vectors: { dtype: 'f32' | 'f16'; count: number };
+  /** null: the corpus is small enough to search exactly. */
   ann: {
-    library: string;
-    metric: string;
-    quantization: string;
+    library: 'usearch';
+    metric: 'cos';
+    quantization: 'f32' | 'f16' | 'i8';
     connectivity: number;
     expansion_add: number;
     expansion_search: number;

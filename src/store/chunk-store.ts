@@ -192,6 +192,7 @@ export class ChunkStore {
   private readonly rangeStmt: SqliteStatement;
   private readonly idStmt: SqliteStatement;
   private readonly termStmt: SqliteStatement;
+  private rangeContents: SqliteStatement | undefined;
 
   constructor(readonly path: string) {
     this.db = openDatabase(path, { readonly: true });
@@ -259,6 +260,14 @@ export class ChunkStore {
   /** Chunks of a document with positions in [from, to], in order. */
   getDocumentRange(docId: string, from: number, to: number): ChunkRecord[] {
     return (this.rangeStmt.all(docId, from, to) as ChunkRow[]).map(toRecord);
+  }
+
+  /** Contents of chunks [from, to) in num order (the embedding pass). */
+  contentsRange(from: number, to: number): string[] {
+    this.rangeContents ??= this.db
+      .prepare('SELECT contents FROM chunks WHERE num >= ? AND num < ? ORDER BY num')
+      .pluck();
+    return this.rangeContents.all(from, to) as string[];
   }
 
   lookupTerm(term: string): { df: number; offset: number; nbytes: number } | undefined {

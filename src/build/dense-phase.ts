@@ -1,0 +1,144 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Encoder } from '../encoder/encoder.js';
+import { AnnBuilder, type AnnParams } from '../index/dense/ann.js';
+import { VectorReader, VectorWriter, type VectorDtype } from '../index/dense/vectors-file.js';
+import { INDEX_FILES } from '../index/layout.js';
+import type { DenseManifest, EncoderSource } from '../index/manifest.js';
+import { ChunkStore } from '../store/chunk-store.js';
+import { createProgress, formatCount } from '../util/progress.js';
+import type { DensePhase, DensePhaseContext } from './build-index.js';
+
+export interface DensePhaseOptions {
+  encoder: Encoder;
+  source: EncoderSource;
+  vectorsDtype: VectorDtype;
+  ann: AnnParams;
+  /** Corpora with at most this many chunks are searched exactly and get no ANN graph. */
+  exactBelow: number;
+  /** Threads for HNSW construction (0 = all cores). */
+  annThreads: number;
+}
+
+/**
+ * Chunks are embedded in fixed windows of WINDOW consecutive nums, written in
+ * num order. A window is the unit of resume, and batches inside a window are
+ * formed the same way every time, so a resumed build writes the same bytes an
+ * uninterrupted one would.
+ */
+export const WINDOW = 4096;
+const ANN_BATCH = 16_384;
+
+export function createDensePhase(opts: DensePhaseOptions): DensePhase {
+  const e = opts.encoder;
+  return {
+    counter: e.tokenCounter,
+    fingerprint: JSON.stringify({ ...e.settings, dtype: opts.vectorsDtype, window: WINDOW }),
+    run: (ctx) => runDense(opts, ctx),
+  };
+}
+
+async function runDense(
+  opts: DensePhaseOptions,
+  ctx: DensePhaseContext,
+): Promise<{ manifest: DenseManifest; files: string[] }> {
+  const enc = opts.encoder;
+  const vectorsPath = join(ctx.dir, INDEX_FILES.vectors);
+  const writer = new VectorWriter(vectorsPath, enc.dim, opts.vectorsDtype, ctx.resume);
+  const done = Math.min(ctx.chunkCount, Math.floor(writer.count / WINDOW) * WINDOW);
+  writer.truncate(done);
+  if (done > 0)
+    ctx.log.info(`resume: ${formatCount(done)} of ${formatCount(ctx.chunkCount)} chunk vectors already computed`);
+  const store = new ChunkStore(ctx.storePath);
+  const progress = createProgress({
+    label: `embed ${enc.settings.model}`,
+    total: ctx.chunkCount,
+    unit: 'chunks',
+    enabled: ctx.progress,
+  });
+  try {
+    let next: string[] | undefined =
+      done < ctx.chunkCount ? store.contentsRange(done, Math.min(ctx.chunkCount, done + WINDOW)) : undefined;
+    for (let start = done; start < ctx.chunkCount; start += WINDOW) {
+      const texts = next as string[];
+      const pending = enc.embedPassages(texts);
+      // read the next window from SQLite while the encoder thread works
+      const nextStart = start + WINDOW;
+      next =
+        nextStart < ctx.chunkCount
+          ? store.contentsRange(nextStart, Math.min(ctx.chunkCount, nextStart + WINDOW))
+          : undefined;
+      writer.append(await pending);
+      progress.update(writer.count);
+    }
+    progress.finish();
+  } finally {
+    store.close();
+    writer.close();
+  }
+
+  const files: string[] = [INDEX_FILES.vectors];
+  const annPath = join(ctx.dir, INDEX_FILES.ann);
+  rmSync(annPath, { force: true });
+  let ann: DenseManifest['ann'] = null;
+  if (ctx.chunkCount > opts.exactBelow) {
+    buildAnn(opts, vectorsPath, ctx, annPath);
+    files.push(INDEX_FILES.ann);
+    ann = {
+      library: 'usearch',
+      metric: 'cos',
+      quantization: opts.ann.quantization,
+      connectivity: opts.ann.connectivity,
+      expansion_add: opts.ann.expansionAdd,
+      expansion_search: opts.ann.expansionSearch,
+    };
+  } else {
+    ctx.log.info(
+      `${formatCount(ctx.chunkCount)} chunks ≤ --exact-below ${formatCount(opts.exactBelow)}: dense search will be exact, no ANN graph`,
+    );
+  }
+  const s = enc.settings;
+  return {
+    manifest: {
+      encoder: {
+        id: enc.id,
+        model: s.model,
+        variant: s.variant,
+        model_sha256: s.modelSha256,
+        dim: s.dim,
+        query_prefix: s.queryPrefix,
+        passage_prefix: s.passagePrefix,
+        pooling: s.pooling,
+        normalize: s.normalize,
+        max_length: s.maxLength,
+        source: opts.source,
+      },
+      vectors: { dtype: opts.vectorsDtype, count: ctx.chunkCount },
+      ann,
+    },
+    files,
+  };
+}
+
+function buildAnn(opts: DensePhaseOptions, vectorsPath: string, ctx: DensePhaseContext, annPath: string): void {
+  const dim = opts.encoder.dim;
+  const reader = new VectorReader(vectorsPath, dim, opts.vectorsDtype, ctx.chunkCount);
+  const builder = new AnnBuilder(dim, opts.ann);
+  const progress = createProgress({
+    label: 'HNSW graph',
+    total: ctx.chunkCount,
+    unit: 'vectors',
+    enabled: ctx.progress,
+  });
+  try {
+    for (let start = 0; start < ctx.chunkCount; start += ANN_BATCH) {
+      const n = Math.min(ANN_BATCH, ctx.chunkCount - start);
+      builder.add(start, reader.readRange(start, n), opts.annThreads);
+      progress.update(start + n);
+    }
+    progress.finish();
+    builder.save(annPath);
+  } finally {
+    reader.close();
+  }
+}

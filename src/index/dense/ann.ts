@@ -1,0 +1,120 @@
+import { exactSearch, Index, MetricKind, ScalarKind, type BatchMatches, type Matches } from 'usearch';
+import { RetrieverError } from '../../errors.js';
+
+/**
+ * The only importer of the ANN library (USearch): an HNSW graph over unit
+ * vectors with cosine distance, quantised to f32/f16/i8, saved to one file
+ * and memory-mapped for serving so processes share the page cache.
+ */
+export type AnnQuantization = 'f32' | 'f16' | 'i8';
+
+export interface AnnParams {
+  /** HNSW M: graph degree. */
+  connectivity: number;
+  /** efConstruction: candidate list size while inserting. */
+  expansionAdd: number;
+  /** efSearch: candidate list size while searching (≥ k is enforced per query). */
+  expansionSearch: number;
+  quantization: AnnQuantization;
+}
+
+export const ANN_DEFAULTS: AnnParams = { connectivity: 16, expansionAdd: 128, expansionSearch: 64, quantization: 'i8' };
+
+const SCALARS: Record<AnnQuantization, ScalarKind> = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 };
+
+export interface AnnHits {
+  nums: number[];
+  distances: Float32Array;
+}
+
+function newIndex(dim: number, p: AnnParams, expansionSearch = p.expansionSearch): Index {
+  return new Index({
+    dimensions: dim,
+    metric: MetricKind.Cos,
+    quantization: SCALARS[p.quantization],
+    connectivity: p.connectivity,
+    expansion_add: p.expansionAdd,
+    expansion_search: expansionSearch,
+    multi: false,
+  });
+}
+
+/** Incremental HNSW construction; rows are added in batches with `threads` threads. */
+export class AnnBuilder {
+  private readonly index: Index;
+
+  constructor(
+    readonly dim: number,
+    readonly params: AnnParams,
+  ) {
+    this.index = newIndex(dim, params);
+  }
+
+  add(firstNum: number, rows: Float32Array, threads: number): void {
+    const n = rows.length / this.dim;
+    const keys = new BigUint64Array(n);
+    for (let i = 0; i < n; i++) keys[i] = BigInt(firstNum + i);
+    this.index.add(keys, rows, threads);
+  }
+
+  get size(): number {
+    return this.index.size();
+  }
+
+  save(path: string): void {
+    this.index.save(path);
+  }
+}
+
+/** A built index opened for search (memory-mapped by default). */
+export class AnnIndex {
+  private constructor(
+    private readonly index: Index,
+    readonly dim: number,
+  ) {}
+
+  static open(
+    path: string,
+    dim: number,
+    params: AnnParams,
+    opts: { mmap: boolean; expansionSearch?: number },
+  ): AnnIndex {
+    const index = newIndex(dim, params, opts.expansionSearch ?? params.expansionSearch);
+    try {
+      if (opts.mmap) index.view(path);
+      else index.load(path);
+    } catch (err) {
+      throw new RetrieverError(
+        'INDEX_CORRUPT',
+        `cannot open ANN index ${path}: ${(err as Error).message}: rebuild the index`,
+        { cause: err },
+      );
+    }
+    if (index.dimensions() !== dim) {
+      throw new RetrieverError(
+        'INDEX_INCOMPATIBLE',
+        `${path} holds ${index.dimensions()}-d vectors, the manifest says ${dim}: rebuild the index`,
+      );
+    }
+    return new AnnIndex(index, dim);
+  }
+
+  get size(): number {
+    return this.index.size();
+  }
+
+  search(query: Float32Array, k: number): AnnHits {
+    const m = this.index.search(query, k, 1);
+    return { nums: Array.from(m.keys, Number), distances: m.distances };
+  }
+}
+
+/** Brute-force nearest neighbours by inner product over an in-memory matrix (SIMD). */
+export function exactInnerProduct(matrix: Float32Array, dim: number, query: Float32Array, k: number): number[] {
+  if (matrix.length === 0 || k <= 0) return [];
+  const m: Matches | BatchMatches = exactSearch(matrix, query, dim, Math.min(k, matrix.length / dim), MetricKind.IP, 1);
+  const keys = m.keys;
+  const out: number[] = [];
+  for (const key of keys) if (key !== 0xffffffffffffffffn) out.push(Number(key));
+  return out;
+}

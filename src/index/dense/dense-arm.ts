@@ -1,0 +1,158 @@
+import { join } from 'node:path';
+import { RetrieverError } from '../../errors.js';
+import type { ScoredHit } from '../../search/top-k.js';
+import { TopK } from '../../search/top-k.js';
+import type { DenseArm } from '../../search/types.js';
+import { INDEX_FILES } from '../layout.js';
+import type { DenseManifest } from '../manifest.js';
+import { AnnIndex, exactInnerProduct } from './ann.js';
+import { VectorReader } from './vectors-file.js';
+
+export interface DenseArmOptions {
+  /** Server-wide efSearch override; the manifest's value otherwise. */
+  expansionSearch?: number;
+  /** Memory-map the ANN file (shared page cache) instead of reading it into RAM. */
+  mmap: boolean;
+  /** ANN candidates re-scored exactly from the stored vectors, as a multiple of k. */
+  rescoreFactor: number;
+}
+
+/** Filters allowing at most this many chunks are searched exactly. */
+const EXACT_FILTER_MAX = 8192;
+
+/**
+ * The dense arm of one corpus. Scores are always the exact cosine of the
+ * query and the stored chunk vector (recomputed in float64), also for ANN
+ * hits, so `dense_score` never carries quantisation error. Small corpora keep
+ * every vector in memory and search exhaustively (SIMD); large ones walk the
+ * HNSW graph, then re-score the candidates.
+ */
+export function openDenseArm(dir: string, m: DenseManifest, fixHint: string, opts: DenseArmOptions): DenseArm {
+  const dim = m.encoder.dim;
+  const vectors = new VectorReader(join(dir, INDEX_FILES.vectors), dim, m.vectors.dtype, m.vectors.count);
+  try {
+    if (!m.ann) return new ExactArm(m.encoder.id, vectors);
+    const ann = AnnIndex.open(
+      join(dir, INDEX_FILES.ann),
+      dim,
+      {
+        connectivity: m.ann.connectivity,
+        expansionAdd: m.ann.expansion_add,
+        expansionSearch: m.ann.expansion_search,
+        quantization: m.ann.quantization,
+      },
+      { mmap: opts.mmap, ...(opts.expansionSearch ? { expansionSearch: opts.expansionSearch } : {}) },
+    );
+    if (ann.size !== m.vectors.count) {
+      throw new RetrieverError(
+        'INDEX_CORRUPT',
+        `${join(dir, INDEX_FILES.ann)} holds ${ann.size} vectors, the manifest says ${m.vectors.count}: ${fixHint}`,
+      );
+    }
+    return new AnnArm(m.encoder.id, vectors, ann, opts.rescoreFactor);
+  } catch (err) {
+    vectors.close();
+    throw err;
+  }
+}
+
+function dot(q: Float32Array, m: Float32Array, offset: number, dim: number): number {
+  let s = 0;
+  for (let d = 0; d < dim; d++) s += (q[d] as number) * (m[offset + d] as number);
+  return s;
+}
+
+function allowed(allow: Uint8Array | undefined, num: number): boolean {
+  return allow === undefined || (((allow[num >>> 3] as number) >>> (num & 7)) & 1) === 1;
+}
+
+function countAllowed(allow: Uint8Array, n: number): number {
+  let c = 0;
+  for (let i = 0; i < n; i++) if (allowed(allow, i)) c++;
+  return c;
+}
+
+class ExactArm implements DenseArm {
+  private readonly matrix: Float32Array;
+  private readonly dim: number;
+  private readonly n: number;
+
+  constructor(
+    readonly encoderId: string,
+    vectors: VectorReader,
+  ) {
+    this.dim = vectors.dim;
+    this.n = vectors.count;
+    this.matrix = vectors.readRange(0, vectors.count);
+    vectors.close();
+  }
+
+  search(query: Float32Array, k: number, allow?: Uint8Array): ScoredHit[] {
+    checkDim(query, this.dim);
+    const top = new TopK(Math.min(k, this.n));
+    if (allow) {
+      for (let i = 0; i < this.n; i++) {
+        if (!allowed(allow, i)) continue;
+        const s = dot(query, this.matrix, i * this.dim, this.dim);
+        if (top.accepts(s, i)) top.push(s, i);
+      }
+      return top.result();
+    }
+    // SIMD preselection with slack, then exact float64 scores and deterministic ties
+    for (const num of exactInnerProduct(this.matrix, this.dim, query, Math.min(this.n, k + 16))) {
+      top.push(dot(query, this.matrix, num * this.dim, this.dim), num);
+    }
+    return top.result();
+  }
+
+  close(): void {}
+}
+
+class AnnArm implements DenseArm {
+  constructor(
+    readonly encoderId: string,
+    private readonly vectors: VectorReader,
+    private readonly ann: AnnIndex,
+    private readonly rescoreFactor: number,
+  ) {}
+
+  search(query: Float32Array, k: number, allow?: Uint8Array): ScoredHit[] {
+    checkDim(query, this.vectors.dim);
+    const n = this.vectors.count;
+    if (allow) {
+      const count = countAllowed(allow, n);
+      if (count <= EXACT_FILTER_MAX) return this.exactOver(query, k, allow);
+      // oversample in proportion to the filter's selectivity, then fall back to exact
+      const want = Math.min(n, Math.ceil((k * this.rescoreFactor * n) / count));
+      const cand = this.ann.search(query, want).nums.filter((num) => allowed(allow, num));
+      if (cand.length >= k) return this.rescore(query, cand, k);
+      return this.exactOver(query, k, allow);
+    }
+    const cand = this.ann.search(query, Math.max(k, Math.min(n, k * this.rescoreFactor))).nums;
+    return this.rescore(query, cand, k);
+  }
+
+  close(): void {
+    this.vectors.close();
+  }
+
+  private rescore(query: Float32Array, nums: number[], k: number): ScoredHit[] {
+    const top = new TopK(Math.min(k, nums.length));
+    for (const num of nums) {
+      const v = this.vectors.row(num);
+      const s = dot(query, v, 0, v.length);
+      if (top.accepts(s, num)) top.push(s, num);
+    }
+    return top.result();
+  }
+
+  private exactOver(query: Float32Array, k: number, allow: Uint8Array): ScoredHit[] {
+    const nums: number[] = [];
+    for (let i = 0; i < this.vectors.count; i++) if (allowed(allow, i)) nums.push(i);
+    return this.rescore(query, nums, k);
+  }
+}
+
+function checkDim(q: Float32Array, dim: number): void {
+  if (q.length !== dim) throw new RetrieverError('MODEL', `query vector has ${q.length} dimensions, the index ${dim}`);
+}
