@@ -1,4 +1,4 @@
-import { homedir } from 'node:os';
+import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import { BM25_DEFAULTS, type Bm25Params } from './index/bm25/scoring.js';
 import type { CorpusFormat } from './ingest/types.js';
@@ -25,6 +25,8 @@ export const DEFAULTS = {
   bm25: BM25_DEFAULTS as Bm25Params,
   /** Postings buffered by build-index before spilling a sorted run (≈12 bytes each). */
   maxPostingsInMemory: 16_000_000,
+  /** BM25 inversion threads for build-index (the main thread parses and writes SQLite meanwhile). */
+  buildThreads: Math.max(1, Math.min(4, availableParallelism())),
 } as const;
 
 /**

@@ -45,6 +45,8 @@ export interface BuildOptions {
   chunkOverlap: number;
   bm25: Bm25Params;
   maxPostingsInMemory: number;
+  /** BM25 inversion worker threads (0 = inline); inputs under 32 MB always run inline. */
+  threads: number;
   dense: DensePhase | null;
   resume: boolean;
   rebuildCommand: string;
@@ -74,6 +76,8 @@ interface BuildState {
 }
 
 const STATE_FILE = 'build-state.json';
+/** Below this input size worker start-up costs more than it saves. */
+const INLINE_BELOW_BYTES = 32 * 2 ** 20;
 
 /**
  * build-index: ingest → chunk → SQLite + BM25 in one streaming pass, then the
@@ -176,9 +180,11 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
   const counter = opts.dense?.counter ?? wordCounter;
   const chunking = { size: opts.chunkSize, overlap: opts.chunkOverlap, counter };
   const writer = new ChunkStoreWriter(storePath);
+  const inputBytes = statSync(input).size;
   const bm25 = new Bm25Builder(createEnglishAnalyzer(), {
     maxPostingsInMemory: opts.maxPostingsInMemory,
     tempDir: dir,
+    workers: inputBytes < INLINE_BELOW_BYTES ? 0 : opts.threads,
   });
   const hash = createHash('sha256');
   const progress = createProgress({
@@ -190,6 +196,7 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
   });
   let tokens = 0;
   let bytesRead = 0;
+  const counts = (): string => `${formatCount(writer.documentCount)} docs ${formatCount(writer.chunkCount)} chunks`;
   try {
     const docs = readCorpus(opts.format, input, {
       hash,
@@ -209,13 +216,14 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
           bodyStart: piece.bodyStart,
           nTokens: piece.nTokens,
         });
-        bm25.add(num, piece.contents);
+        const wait = bm25.add(num, piece.contents);
+        if (wait) await wait;
         tokens += piece.nTokens;
       }
-      progress.update(bytesRead, `${formatCount(writer.documentCount)} docs ${formatCount(writer.chunkCount)} chunks`);
+      progress.update(bytesRead, counts);
     }
     progress.update(bytesRead);
-    progress.finish(`${formatCount(writer.documentCount)} docs ${formatCount(writer.chunkCount)} chunks`);
+    progress.finish(counts());
     if (writer.chunkCount === 0) {
       throw new RetrieverError(
         'BAD_INPUT',
@@ -223,9 +231,15 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
       );
     }
     opts.log.info(`indexing ${formatCount(writer.chunkCount)} chunks (ids, BM25 postings)…`);
+    let t = performance.now();
     writer.finishIngest();
-    const stats = bm25.finish(join(dir, INDEX_FILES.postings), join(dir, INDEX_FILES.norms), (entries) =>
+    opts.log.debug(`id indexes: ${((performance.now() - t) / 1000).toFixed(2)}s`);
+    t = performance.now();
+    const stats = await bm25.finish(join(dir, INDEX_FILES.postings), join(dir, INDEX_FILES.norms), (entries) =>
       writer.writeTerms(entries),
+    );
+    opts.log.debug(
+      `BM25 merge and term dictionary: ${((performance.now() - t) / 1000).toFixed(2)}s (${stats.runs} runs)`,
     );
     return {
       documents: writer.documentCount,
@@ -234,6 +248,9 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
       sourceSha256: hash.digest('hex'),
       bm25: stats,
     };
+  } catch (err) {
+    await bm25.abort();
+    throw err;
   } finally {
     writer.close();
   }

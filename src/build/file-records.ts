@@ -1,7 +1,7 @@
-import { createHash } from 'node:crypto';
-import { closeSync, openSync, readSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FileRecord } from '../index/manifest.js';
+import { hashFile } from '../util/hash-file.js';
 
 /** sha256 and size of every file an index consists of, for the manifest. */
 export function recordFiles(dir: string, names: string[]): Record<string, FileRecord> {
@@ -14,21 +14,7 @@ export function recordFiles(dir: string, names: string[]): Record<string, FileRe
 }
 
 export function sha256File(path: string): string {
-  const hash = createHash('sha256');
-  const fd = openSync(path, 'r');
-  const buf = Buffer.allocUnsafe(1 << 22);
-  try {
-    let pos = 0;
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, pos);
-      if (n === 0) break;
-      hash.update(buf.subarray(0, n));
-      pos += n;
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return hash.digest('hex');
+  return hashFile(path);
 }
 
 export function dirBytes(dir: string): number {

@@ -1,10 +1,15 @@
+import { statSync } from 'node:fs';
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { CHUNK_SIZE_BY_FORMAT, DEFAULTS } from '../config.js';
+import { DEFAULT_MODEL } from '../encoder/load-encoder.js';
 import { RetrieverError } from '../errors.js';
+import type { DensePhase } from '../build/build-index.js';
+import { ANN_DEFAULTS } from '../index/dense/ann.js';
 import { CORPUS_FORMATS, type CorpusFormat } from '../ingest/types.js';
-import { createLogger } from '../util/log.js';
+import { createLogger, type Logger } from '../util/log.js';
 import { failUsage, runMain } from './boundary.js';
+import { checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
 const PROG = 'build-index';
 
@@ -25,7 +30,70 @@ export async function main(argv: string[]): Promise<void> {
       default: DEFAULTS.chunkOverlap,
       describe: 'tokens shared by consecutive chunks',
     })
-    .option('dense', { type: 'boolean', default: false, describe: 'also build the dense (e5 + HNSW) index' })
+    .option('dense', {
+      type: 'boolean',
+      default: true,
+      describe: 'build the dense (e5 + HNSW) index; --no-dense for BM25 only',
+    })
+    .option('model', {
+      type: 'string',
+      default: DEFAULT_MODEL,
+      describe: 'encoder: a Hugging Face model id (its ONNX conversion is downloaded)',
+    })
+    .option('model-path', {
+      type: 'string',
+      describe: 'encoder from a local directory in the Hugging Face ONNX layout',
+    })
+    .option('model-variant', {
+      type: 'string',
+      default: 'fp32',
+      describe: 'ONNX file: fp32, fp16, int8 (model_quantized) or a path like onnx/model_q4.onnx',
+    })
+    .option('revision', {
+      type: 'string',
+      default: 'main',
+      describe: 'hub revision (branch, tag or commit) of the model',
+    })
+    .option('max-length', { type: 'number', default: 512, describe: 'encoder max tokens per text (e5: 512)' })
+    .option('pooling', {
+      choices: ['mean', 'cls'] as const,
+      default: 'mean' as const,
+      describe: 'token pooling (e5: mean)',
+    })
+    .option('query-prefix', { type: 'string', default: 'query: ', describe: 'prepended to queries (e5 convention)' })
+    .option('passage-prefix', {
+      type: 'string',
+      default: 'passage: ',
+      describe: 'prepended to passages (e5 convention)',
+    })
+    .options(ENCODER_RUNTIME_OPTIONS)
+    .option('vectors-dtype', {
+      choices: ['f32', 'f16'] as const,
+      default: 'f32' as const,
+      describe: 'stored vectors (f32 keeps exact scores)',
+    })
+    .option('exact-below', {
+      type: 'number',
+      default: 20_000,
+      describe: 'corpora with at most this many chunks are searched exactly (no HNSW)',
+    })
+    .option('ann-m', { type: 'number', default: ANN_DEFAULTS.connectivity, describe: 'HNSW M (graph degree)' })
+    .option('ann-ef-construction', {
+      type: 'number',
+      default: ANN_DEFAULTS.expansionAdd,
+      describe: 'HNSW efConstruction',
+    })
+    .option('ann-ef-search', {
+      type: 'number',
+      default: ANN_DEFAULTS.expansionSearch,
+      describe: 'HNSW efSearch default stored in the index',
+    })
+    .option('ann-quantization', {
+      choices: ['f32', 'f16', 'i8'] as const,
+      default: ANN_DEFAULTS.quantization,
+      describe: 'HNSW vector quantization',
+    })
+    .option('ann-threads', { type: 'number', default: 0, describe: 'threads for HNSW construction (0 = all cores)' })
     .option('resume', {
       type: 'boolean',
       default: false,
@@ -37,6 +105,11 @@ export async function main(argv: string[]): Promise<void> {
       type: 'number',
       default: DEFAULTS.maxPostingsInMemory,
       describe: 'BM25 postings buffered before spilling a sorted run to disk (12 bytes each)',
+    })
+    .option('threads', {
+      type: 'number',
+      default: DEFAULTS.buildThreads,
+      describe: 'BM25 inversion worker threads (0 = on the main thread)',
     })
     .option('progress', { type: 'boolean', default: true, describe: 'show progress on stderr' })
     .option('quiet', { type: 'boolean', default: false, describe: 'only print errors and the summary' })
@@ -55,33 +128,117 @@ export async function main(argv: string[]): Promise<void> {
   checkInt('--chunk-size', chunkSize, 0, 100_000);
   if (chunkSize > 0) checkInt('--chunk-overlap', overlap, 0, chunkSize - 1);
   checkInt('--max-postings-in-memory', args['max-postings-in-memory'], 1000, 2 ** 31);
+  checkInt('--threads', args.threads, 0, 64);
   if (!(args['bm25-k1'] >= 0) || !(args['bm25-b'] >= 0 && args['bm25-b'] <= 1)) {
     throw new RetrieverError('BAD_INPUT', '--bm25-k1 must be ≥ 0 and --bm25-b within [0, 1]');
   }
+  checkInputFile(args.input);
   const log = createLogger(args.quiet ? 'warn' : 'info');
+  const progress = args.progress && !args.quiet;
   const { buildIndex, formatSummary } = await import('../build/build-index.js');
-  const summary = await buildIndex({
-    name: args.name,
-    input: args.input,
-    format,
-    indexDir: args['index-dir'],
-    chunkSize,
-    chunkOverlap: chunkSize > 0 ? overlap : 0,
-    bm25: { k1: args['bm25-k1'], b: args['bm25-b'] },
-    maxPostingsInMemory: args['max-postings-in-memory'],
-    dense: null,
-    resume: args.resume,
-    rebuildCommand: rebuildCommand(argv),
-    log,
-    progress: args.progress && !args.quiet,
-  });
-  process.stderr.write(`${formatSummary(summary)}\n`);
+  const dense = args.dense ? await openDensePhase(args, log, progress) : null;
+  try {
+    const summary = await buildIndex({
+      name: args.name,
+      input: args.input,
+      format,
+      indexDir: args['index-dir'],
+      chunkSize,
+      chunkOverlap: chunkSize > 0 ? overlap : 0,
+      bm25: { k1: args['bm25-k1'], b: args['bm25-b'] },
+      maxPostingsInMemory: args['max-postings-in-memory'],
+      threads: args.threads,
+      dense: dense?.phase ?? null,
+      resume: args.resume,
+      rebuildCommand: rebuildCommand(argv),
+      log,
+      progress,
+    });
+    process.stderr.write(`${formatSummary(summary)}\n`);
+  } finally {
+    await dense?.close();
+  }
 }
 
-function checkInt(flag: string, v: number, min: number, max: number): void {
-  if (!Number.isInteger(v) || v < min || v > max) {
-    throw new RetrieverError('BAD_INPUT', `${flag} must be an integer from ${min} to ${max}, got ${v}`);
+/** Fails fast, before any model download, when the input cannot be read. */
+function checkInputFile(path: string): void {
+  try {
+    if (!statSync(path).isFile()) throw new Error('not a regular file');
+  } catch (err) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `cannot read input ${path}: ${(err as Error).message}; check the --input path`,
+    );
   }
+}
+
+interface DenseArgs {
+  model: string;
+  'model-path'?: string;
+  'model-variant': string;
+  revision: string;
+  'max-length': number;
+  pooling: 'mean' | 'cls';
+  'query-prefix': string;
+  'passage-prefix': string;
+  device: 'cpu' | 'cuda';
+  'batch-size': number;
+  'encoder-threads': number;
+  'cache-dir'?: string;
+  offline: boolean;
+  'vectors-dtype': 'f32' | 'f16';
+  'exact-below': number;
+  'ann-m': number;
+  'ann-ef-construction': number;
+  'ann-ef-search': number;
+  'ann-quantization': 'f32' | 'f16' | 'i8';
+  'ann-threads': number;
+}
+
+async function openDensePhase(
+  args: DenseArgs,
+  log: Logger,
+  progress: boolean,
+): Promise<{ phase: DensePhase; close: () => Promise<void> }> {
+  checkInt('--batch-size', args['batch-size'], 1, 4096);
+  checkInt('--encoder-threads', args['encoder-threads'], 0, 256);
+  checkInt('--max-length', args['max-length'], 8, 8192);
+  checkInt('--exact-below', args['exact-below'], 0, 2 ** 31);
+  checkInt('--ann-m', args['ann-m'], 2, 256);
+  checkInt('--ann-ef-construction', args['ann-ef-construction'], 1, 4096);
+  checkInt('--ann-ef-search', args['ann-ef-search'], 1, 4096);
+  checkInt('--ann-threads', args['ann-threads'], 0, 256);
+  const { openEncoder } = await import('../encoder/load-encoder.js');
+  const { createDensePhase } = await import('../build/dense-phase.js');
+  const choice = {
+    model: args.model,
+    variant: args['model-variant'],
+    revision: args.revision,
+    device: args.device,
+    threads: args['encoder-threads'],
+    batchSize: args['batch-size'],
+    maxLength: args['max-length'],
+    pooling: args.pooling,
+    queryPrefix: args['query-prefix'],
+    passagePrefix: args['passage-prefix'],
+    ...(args['model-path'] ? { modelPath: args['model-path'] } : {}),
+  };
+  const { encoder, source } = await openEncoder(choice, hubConfig(args, log, progress));
+  log.info(`encoder ${encoder.id} on ${args.device} (dim ${encoder.dim})`);
+  const phase = createDensePhase({
+    encoder,
+    source,
+    vectorsDtype: args['vectors-dtype'],
+    exactBelow: args['exact-below'],
+    annThreads: args['ann-threads'],
+    ann: {
+      connectivity: args['ann-m'],
+      expansionAdd: args['ann-ef-construction'],
+      expansionSearch: args['ann-ef-search'],
+      quantization: args['ann-quantization'],
+    },
+  });
+  return { phase, close: () => encoder.close() };
 }
 
 function formatChunkDefaults(): string {

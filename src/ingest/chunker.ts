@@ -1,4 +1,4 @@
-import { bertWords } from '../text/bert-pretokenize.js';
+import { bertWords, countBertWords } from '../text/bert-pretokenize.js';
 import { splitSentences } from './sentences.js';
 import type { SourceDocument } from './types.js';
 
@@ -8,12 +8,15 @@ export interface TokenCounter {
   readonly id: string;
   /** Words of `text` with their token counts, in order. */
   words(text: string): Array<{ start: number; end: number; tokens: number }>;
+  /** Total tokens of `text` (the sum over words(text)), without building spans. */
+  count(text: string): number;
 }
 
 /** Counts BERT pre-tokens (words and punctuation marks): one token each. */
 export const wordCounter: TokenCounter = {
   id: 'words',
   words: (text) => bertWords(text).map((w) => ({ start: w.start, end: w.end, tokens: 1 })),
+  count: (text) => countBertWords(text),
 };
 
 export interface ChunkerOptions {
@@ -39,9 +42,7 @@ export function formatContents(title: string, body: string): { contents: string;
 }
 
 function countTokens(counter: TokenCounter, text: string): number {
-  let n = 0;
-  for (const w of counter.words(text)) n += w.tokens;
-  return n;
+  return counter.count(text);
 }
 
 /**

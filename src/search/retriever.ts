@@ -36,15 +36,19 @@ export interface SearchRequest {
 export class Retriever {
   private readonly byName: Map<string, OpenCorpus>;
 
+  /**
+   * `encoders` maps a corpus name to the query encoder of its dense arm;
+   * corpora built with the same encoder share one instance.
+   */
   constructor(
     readonly corpora: readonly OpenCorpus[],
-    private readonly encoder: QueryEncoder | null,
+    private readonly encoders: ReadonlyMap<string, QueryEncoder>,
     readonly opts: RetrieverOptions,
   ) {
     if (corpora.length === 0) throw new RetrieverError('BAD_INPUT', 'no corpus to serve: pass --corpus NAME');
     this.byName = new Map(corpora.map((c) => [c.name, c]));
     for (const c of corpora) {
-      if (c.dense && !encoder) {
+      if (c.dense && !encoders.has(c.name)) {
         throw new RetrieverError('MODEL', `corpus ${c.name} has a dense index but no query encoder is loaded`);
       }
       if (opts.mode && !c.modes.includes(opts.mode)) {
@@ -54,6 +58,12 @@ export class Retriever {
         );
       }
     }
+  }
+
+  /** Closes every corpus and encoder (each encoder once, however many corpora share it). */
+  async close(): Promise<void> {
+    for (const c of this.corpora) c.close();
+    await Promise.all([...new Set(this.encoders.values())].map((e) => e.close?.()));
   }
 
   get defaultCorpus(): OpenCorpus {
@@ -118,7 +128,7 @@ export class Retriever {
     const topK = this.checkTopK(req.topK);
     const texts = queries.map((q) => this.checkQuery(q));
     const depth = mode === 'hybrid' ? Math.max(this.opts.candidates, topK) : topK;
-    const vectors = mode === 'bm25' ? null : this.embed(texts);
+    const vectors = mode === 'bm25' ? null : this.embed(corpus, texts);
     // the BM25 arm runs while the encoder works on the query vectors
     const bm25Lists = mode === 'dense' ? null : texts.map((q) => corpus.bm25.search(q, depth, req.allow));
     const vecs = vectors ? await vectors : null;
@@ -136,9 +146,11 @@ export class Retriever {
     });
   }
 
-  private embed(texts: string[]): Promise<Float32Array[]> {
-    if (!this.encoder) return Promise.reject(new RetrieverError('MODEL', 'no query encoder is loaded'));
-    return this.encoder.embedQueries(texts);
+  private embed(corpus: OpenCorpus, texts: string[]): Promise<Float32Array[]> {
+    const encoder = this.encoders.get(corpus.name);
+    if (!encoder)
+      return Promise.reject(new RetrieverError('MODEL', `no query encoder is loaded for corpus ${corpus.name}`));
+    return encoder.embedQueries(texts);
   }
 
   private materialize(

@@ -37,4 +37,5 @@ export interface QueryEncoder {
   readonly id: string;
   readonly dim: number;
   embedQueries(texts: string[]): Promise<Float32Array[]>;
+  close?(): Promise<void>;
 }

@@ -10,8 +10,8 @@ export interface LoadOptions {
   retriever: RetrieverOptions;
   log: Logger;
   openDense?: DenseOpener;
-  /** Builds the query encoder for the corpora that need one (dense arm). */
-  loadEncoder?: (corpora: OpenCorpus[]) => Promise<QueryEncoder | null>;
+  /** Opens the query encoders of the corpora that have a dense arm, keyed by corpus name. */
+  loadEncoders?: (corpora: OpenCorpus[]) => Promise<Map<string, QueryEncoder>>;
 }
 
 /** Opens and checks every corpus, then the encoder; nothing is served until all succeed. */
@@ -25,8 +25,8 @@ export async function loadRetriever(opts: LoadOptions): Promise<Retriever> {
         `opened ${name}: ${formatCount(c.manifest.corpus.chunks)} chunks, modes ${c.modes.join('/')}, built ${c.manifest.built_at}`,
       );
     }
-    const encoder = opts.loadEncoder ? await opts.loadEncoder(opened) : null;
-    return new Retriever(opened, encoder, opts.retriever);
+    const encoders = opts.loadEncoders ? await opts.loadEncoders(opened) : new Map<string, QueryEncoder>();
+    return new Retriever(opened, encoders, opts.retriever);
   } catch (err) {
     for (const c of opened) c.close();
     throw err;

@@ -13,7 +13,7 @@ export async function serveStdio(retriever: Retriever, maxBatchQueries: number, 
     closing = true;
     log.info(`shutting down (${why})`);
     await close();
-    for (const c of retriever.corpora) c.close();
+    await retriever.close();
   };
   await new Promise<void>((resolve) => {
     const done = (why: string) => () => void shutdown(why).then(resolve);

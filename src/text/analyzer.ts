@@ -1,3 +1,4 @@
+import { SpanInterner } from './interner.js';
 import { porterStem } from './porter.js';
 import { ENGLISH_STOPWORDS } from './stopwords.js';
 import { scanWords } from './word-scanner.js';
@@ -12,34 +13,51 @@ export interface Analyzer {
   /** Stored in the index manifest; a server refuses an index analysed differently. */
   readonly id: string;
   analyze(text: string): string[];
+  /**
+   * The same analysis as `analyze`, reported as entry indexes of `interner`
+   * (whose `terms[i]` is the term): the allocation-free path for indexing.
+   * Returns the number of entries written to `out`. Call
+   * `interner.clearIfFull()` between texts to bound its memory.
+   */
+  analyzeInto(text: string, interner: SpanInterner, out: { buf: Int32Array }): number;
+  createInterner(maxEntries?: number): SpanInterner;
 }
 
 export const ENGLISH_ANALYZER_ID = 'en-uax29-possessive-lower-lucenestop-porter/1';
 
 const MAX_TOKEN_CHARS = 255; // Lucene's default max token length
-const STEM_CACHE_LIMIT = 500_000;
 
 export function createEnglishAnalyzer(): Analyzer {
-  // Vocabulary is Zipfian, so a bounded memo of stems removes most stemmer calls.
-  let cache = new Map<string, string | null>();
+  const createInterner = (maxEntries?: number): SpanInterner => new SpanInterner(normalizeToken, maxEntries);
+  const queryCache = createInterner(1 << 16);
 
-  const normalize = (raw: string): string | null => {
-    let cached = cache.get(raw);
-    if (cached !== undefined) return cached;
-    cached = normalizeToken(raw);
-    if (cache.size >= STEM_CACHE_LIMIT) cache = new Map();
-    cache.set(raw, cached);
-    return cached;
+  const analyzeInto = (text: string, interner: SpanInterner, out: { buf: Int32Array }): number => {
+    let n = 0;
+    scanWords(text, (start, end) => {
+      if (end - start > MAX_TOKEN_CHARS) return;
+      const idx = interner.intern(text, start, end);
+      if (interner.stop[idx] === 1) return;
+      if (n === out.buf.length) {
+        const next = new Int32Array(out.buf.length * 2);
+        next.set(out.buf);
+        out.buf = next;
+      }
+      out.buf[n++] = idx;
+    });
+    return n;
   };
 
   return {
     id: ENGLISH_ANALYZER_ID,
+    createInterner,
+    analyzeInto,
     analyze(text: string): string[] {
+      queryCache.clearIfFull();
       const out: string[] = [];
       scanWords(text, (start, end) => {
         if (end - start > MAX_TOKEN_CHARS) return;
-        const term = normalize(text.slice(start, end));
-        if (term !== null) out.push(term);
+        const term = queryCache.terms[queryCache.intern(text, start, end)];
+        if (term !== null && term !== undefined) out.push(term);
       });
       return out;
     },

@@ -14,7 +14,8 @@ export interface ProgressOptions {
 }
 
 export interface Progress {
-  update(done: number, extra?: string): void;
+  /** `extra` may be a function: it is only called when the line is redrawn. */
+  update(done: number, extra?: string | (() => string)): void;
   tick(n?: number): void;
   finish(message?: string): void;
 }
@@ -29,7 +30,7 @@ export function createProgress(opts: ProgressOptions): Progress {
   const start = performance.now();
   let done = 0;
   let lastDraw = 0;
-  let extraText = '';
+  let extraText: string | (() => string) = '';
 
   const render = (final: boolean): string => {
     const secs = (performance.now() - start) / 1000;
@@ -47,7 +48,8 @@ export function createProgress(opts: ProgressOptions): Progress {
     }
     parts.push(`${formatCount(rate / scale)} ${unit}/s`.trim());
     if (final) parts.push(`in ${formatDuration(secs)}`);
-    if (extraText) parts.push(extraText);
+    const extra = typeof extraText === 'function' ? extraText() : extraText;
+    if (extra) parts.push(extra);
     return parts.join('  ');
   };
 
@@ -62,7 +64,7 @@ export function createProgress(opts: ProgressOptions): Progress {
   };
 
   return {
-    update(value: number, extra?: string) {
+    update(value: number, extra?: string | (() => string)) {
       done = value;
       if (extra !== undefined) extraText = extra;
       draw(false);

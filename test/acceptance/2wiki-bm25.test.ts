@@ -27,6 +27,7 @@ describe.skipIf(!HAS_SHARED)('acceptance: 2WikiMultiHopQA paragraphs (wiki-18 fo
       'wiki18',
       '--index-dir',
       indexDir,
+      '--no-dense',
     ]);
     expect(r.status, r.stderr).toBe(0);
   });

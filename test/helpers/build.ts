@@ -19,6 +19,7 @@ export function buildOptions(
     chunkOverlap: 0,
     bm25: DEFAULTS.bm25,
     maxPostingsInMemory: DEFAULTS.maxPostingsInMemory,
+    threads: 0,
     dense: null,
     resume: false,
     rebuildCommand: `build-index --name ${over.name} --input ${over.input} --format ${over.format}`,

@@ -75,7 +75,7 @@ describe('atomic builds', () => {
     );
     const child = spawn(
       process.execPath,
-      [BIN.build, '--name', 'c', '--input', big, '--format', 'wiki18', '--index-dir', indexDir],
+      [BIN.build, '--name', 'c', '--input', big, '--format', 'wiki18', '--index-dir', indexDir, '--no-dense'],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
       },
@@ -106,6 +106,7 @@ describe('build-index CLI', () => {
       'jsonl',
       '--index-dir',
       join(tmp.dir, 'cli'),
+      '--no-dense',
     ]);
     expect(r.status).toBe(0);
     expect(r.stdout).toBe('');
@@ -130,6 +131,7 @@ describe('build-index CLI', () => {
       '--index-dir',
       join(tmp.dir, 'm'),
     ]);
+    // the input is checked before any model download is attempted
     expect(m.status).toBe(2);
     expect(m.stderr).toMatch(/cannot read input \/nonexistent.jsonl/);
   });

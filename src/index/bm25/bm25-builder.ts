@@ -1,9 +1,12 @@
 import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import type { TermEntry } from '../../store/chunk-store.js';
 import type { Analyzer } from '../../text/analyzer.js';
-import { ByteSink, encodePosting, readVarint } from './postings-codec.js';
-import { FileWriter, RunReader, encodeRunRecord, type RunRecord } from './run-files.js';
+import type { FromWorker, ToWorker, WorkerInit } from './bm25-worker.js';
+import { Inverter, encodeList } from './inverter.js';
+import { mergeRuns } from './merge.js';
+import { ByteSink } from './postings-codec.js';
+import { FileWriter } from './run-files.js';
 import { encodeLength } from './scoring.js';
 
 export interface Bm25BuildStats {
@@ -19,236 +22,216 @@ export interface Bm25BuildStats {
 }
 
 export interface Bm25BuilderOptions {
-  /** Postings held in memory before a sorted run is spilled to disk (12 bytes each). */
+  /** Postings held in memory before a sorted run is spilled (12 bytes each), shared by all workers. */
   maxPostingsInMemory: number;
   /** Directory for spilled runs (inside the build's temp dir). */
   tempDir: string;
+  /** Inversion worker threads; 0 inverts on the calling thread. */
+  workers: number;
+}
+
+const BATCH_CHUNKS = 2048;
+const MAX_IN_FLIGHT = 3; // batches queued per worker: bounds memory, keeps workers busy
+
+interface WorkerHandle {
+  worker: Worker;
+  inFlight: number;
+  wake: Array<() => void>;
+  finished?: { runs: string[]; postings: number };
 }
 
 /**
- * Single-pass in-memory inversion (SPIMI) with bounded memory: postings go
- * into flat typed arrays; when they fill up, they are sorted by term and
- * spilled as a run; finish() merges the runs into one postings file. Memory
- * is O(maxPostingsInMemory + vocabulary of one run), not O(corpus).
+ * Builds the BM25 index: chunks are inverted on worker threads (or inline),
+ * each spilling sorted runs under a shared memory budget, and finish() merges
+ * everything into one postings file, the norms file and the term dictionary.
+ * The files are byte-identical whatever the number of workers.
  */
 export class Bm25Builder {
-  private termIds = new Map<string, number>();
-  private terms: string[] = [];
-  private pTerm: Uint32Array;
-  private pDoc: Uint32Array;
-  private pTf: Uint32Array;
-  private n = 0;
-  private scratch = new Int32Array(1024);
-  private readonly touched: number[] = [];
-  private norms = new Uint8Array(1024);
+  private norms = new Uint8Array(1 << 16);
   private nextNum = 0;
   private docCount = 0;
   private totalTokens = 0;
-  private totalPostings = 0;
-  private readonly runPaths: string[] = [];
-  private termCount = 0;
+  private inline: Inverter | undefined;
+  private readonly workers: WorkerHandle[] = [];
+  private batch: string[] = [];
+  private batchStart = 0;
+  private batches = 0;
+  private failure: Error | undefined;
 
   constructor(
     private readonly analyzer: Analyzer,
     private readonly opts: Bm25BuilderOptions,
   ) {
-    const cap = opts.maxPostingsInMemory;
-    this.pTerm = new Uint32Array(cap);
-    this.pDoc = new Uint32Array(cap);
-    this.pTf = new Uint32Array(cap);
-  }
-
-  /** Indexes chunk `num`; chunks must arrive in order 0, 1, 2, … Returns its token count. */
-  add(num: number, text: string): number {
-    if (num !== this.nextNum) throw new Error(`BM25 builder expected chunk ${this.nextNum}, got ${num}`);
-    this.nextNum++;
-    const tokens = this.analyzer.analyze(text);
-    // spill before mapping terms: a spill resets the run-local term ids
-    if (this.n > 0 && this.n + tokens.length > this.pTerm.length) this.spillRun();
-    if (tokens.length > this.pTerm.length) this.growPostings(tokens.length);
-    for (const t of tokens) {
-      let id = this.termIds.get(t);
-      if (id === undefined) {
-        id = this.terms.length;
-        this.termIds.set(t, id);
-        this.terms.push(t);
-        if (id >= this.scratch.length) this.growScratch();
-      }
-      if (this.scratch[id] === 0) this.touched.push(id);
-      (this.scratch[id] as number)++;
+    if (opts.workers <= 0) {
+      this.inline = new Inverter(analyzer, opts.maxPostingsInMemory, opts.tempDir, 'bm25-inline');
+      return;
     }
-    for (const id of this.touched) {
-      this.pTerm[this.n] = id;
-      this.pDoc[this.n] = num;
-      this.pTf[this.n] = this.scratch[id] as number;
-      this.n++;
-      this.scratch[id] = 0;
+    const perWorker = Math.max(10_000, Math.floor(opts.maxPostingsInMemory / opts.workers));
+    for (let id = 0; id < opts.workers; id++) {
+      const init: WorkerInit = { tempDir: opts.tempDir, maxPostings: perWorker, id };
+      const handle: WorkerHandle = { worker: new Worker(workerUrl(), { workerData: init }), inFlight: 0, wake: [] };
+      handle.worker.on('message', (msg: FromWorker) => this.onMessage(handle, msg));
+      handle.worker.on('error', (err) => this.fail(err));
+      handle.worker.on('exit', (code) => {
+        if (code !== 0 && !handle.finished) this.fail(new Error(`BM25 worker ${id} exited with code ${code}`));
+      });
+      this.workers.push(handle);
     }
-    this.totalPostings += this.touched.length;
-    this.touched.length = 0;
-    if (num >= this.norms.length) {
-      const next = new Uint8Array(this.norms.length * 2);
-      next.set(this.norms);
-      this.norms = next;
-    }
-    this.norms[num] = encodeLength(tokens.length);
-    if (tokens.length > 0) this.docCount++;
-    this.totalTokens += tokens.length;
-    return tokens.length;
   }
 
   /**
-   * Writes `postingsPath` and `normsPath` and hands the term dictionary, in
-   * ascending term order, to `writeTerms`.
+   * Adds chunk `num` (0, 1, 2, … in order). Returns a promise only when the
+   * caller must wait for a worker (backpressure); await it before the next add.
    */
-  finish(postingsPath: string, normsPath: string, writeTerms: (entries: Iterable<TermEntry>) => void): Bm25BuildStats {
+  add(num: number, text: string): Promise<void> | undefined {
+    if (num !== this.nextNum) throw new Error(`BM25 builder expected chunk ${this.nextNum}, got ${num}`);
+    this.nextNum++;
+    if (this.inline) {
+      const n = this.inline.add(num, text);
+      this.setNorm(num, n);
+      return undefined;
+    }
+    if (this.batch.length === 0) this.batchStart = num;
+    this.batch.push(text);
+    if (this.batch.length >= BATCH_CHUNKS) return this.dispatch();
+    return undefined;
+  }
+
+  async finish(
+    postingsPath: string,
+    normsPath: string,
+    writeTerms: (entries: Iterable<TermEntry>) => void,
+  ): Promise<Bm25BuildStats> {
+    let runs: string[] = [];
+    let postings = 0;
+    let fromMemory: Inverter | undefined;
+    if (this.inline) {
+      postings = this.inline.postings;
+      if (this.inline.runPaths.length === 0) fromMemory = this.inline;
+      else {
+        this.inline.spill();
+        runs = this.inline.runPaths;
+      }
+    } else {
+      if (this.batch.length > 0) await this.dispatch();
+      const done = await Promise.all(this.workers.map((h) => this.finishWorker(h)));
+      runs = done.flatMap((d) => d.runs);
+      postings = done.reduce((s, d) => s + d.postings, 0);
+    }
+    this.throwIfFailed();
     writeFileSync(normsPath, this.norms.subarray(0, this.nextNum));
     const out = new FileWriter(postingsPath);
-    try {
-      if (this.runPaths.length === 0) writeTerms(this.writeFinalFromMemory(out));
-      else {
-        this.spillRun();
-        writeTerms(this.mergeRuns(out));
+    let terms = 0;
+    const counted = function* (entries: Iterable<TermEntry>): Generator<TermEntry> {
+      for (const e of entries) {
+        terms++;
+        yield e;
       }
+    };
+    try {
+      writeTerms(counted(fromMemory ? writeFromMemory(fromMemory, out) : mergeRuns(runs, out)));
     } finally {
       out.close();
-      for (const p of this.runPaths) rmSync(p, { force: true });
+      for (const p of runs) rmSync(p, { force: true });
     }
     return {
       docCount: this.docCount,
       chunkCount: this.nextNum,
       totalTokens: this.totalTokens,
-      terms: this.termCount,
-      postings: this.totalPostings,
+      terms,
+      postings,
       postingsBytes: out.offset,
-      runs: this.runPaths.length,
+      runs: runs.length,
     };
   }
 
-  private growPostings(cap: number): void {
-    const grow = (a: Uint32Array): Uint32Array => {
-      const next = new Uint32Array(cap);
-      next.set(a.subarray(0, this.n));
-      return next;
-    };
-    this.pTerm = grow(this.pTerm);
-    this.pDoc = grow(this.pDoc);
-    this.pTf = grow(this.pTf);
+  /** Stops the workers (after a failure elsewhere in the build). */
+  async abort(): Promise<void> {
+    await Promise.all(this.workers.map((h) => h.worker.terminate()));
   }
 
-  private growScratch(): void {
-    const next = new Int32Array(this.scratch.length * 2);
-    next.set(this.scratch);
-    this.scratch = next;
+  private setNorm(num: number, tokens: number): void {
+    if (num >= this.norms.length) this.growNorms(num + 1);
+    this.norms[num] = encodeLength(tokens);
+    this.totalTokens += tokens;
+    if (tokens > 0) this.docCount++;
   }
 
-  /** Term ids of the in-memory postings sorted by term, with each term's posting indexes. */
-  private *sortedLists(): Generator<{ term: string; idx: Uint32Array }> {
-    const T = this.terms.length;
-    const counts = new Uint32Array(T + 1);
-    for (let i = 0; i < this.n; i++) (counts[(this.pTerm[i] as number) + 1] as number)++;
-    for (let t = 0; t < T; t++) (counts[t + 1] as number) += counts[t] as number;
-    const order = new Uint32Array(this.n);
-    const fill = counts.slice(0, T);
-    // stable scatter keeps each term's postings in ascending doc order
-    for (let i = 0; i < this.n; i++) {
-      const t = this.pTerm[i] as number;
-      order[(fill[t] as number)++] = i;
-    }
-    const ids = Array.from({ length: T }, (_, i) => i);
-    const terms = this.terms;
-    ids.sort((a, b) => compareTerms(terms[a] as string, terms[b] as string));
-    for (const id of ids) {
-      const from = counts[id] as number;
-      const to = counts[id + 1] as number;
-      if (to > from) yield { term: terms[id] as string, idx: order.subarray(from, to) };
-    }
+  private growNorms(min: number): void {
+    let size = this.norms.length * 2;
+    while (size < min) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.norms);
+    this.norms = next;
   }
 
-  private encodeList(idx: Uint32Array, sink: ByteSink): number {
-    sink.reset();
-    let prev = 0;
-    let last = 0;
-    for (const i of idx) {
-      const doc = this.pDoc[i] as number;
-      encodePosting(sink, doc - prev, this.pTf[i] as number);
-      prev = doc;
-      last = doc;
+  private async dispatch(): Promise<void> {
+    const handle = this.workers[this.batches++ % this.workers.length] as WorkerHandle;
+    while (handle.inFlight >= MAX_IN_FLIGHT) {
+      this.throwIfFailed();
+      await new Promise<void>((resolve) => handle.wake.push(resolve));
     }
-    return last;
+    this.throwIfFailed();
+    const msg: ToWorker = { type: 'batch', start: this.batchStart, texts: this.batch };
+    handle.inFlight++;
+    handle.worker.postMessage(msg);
+    this.batch = [];
   }
 
-  private *writeFinalFromMemory(out: FileWriter): Generator<TermEntry> {
-    const sink = new ByteSink();
-    for (const { term, idx } of this.sortedLists()) {
-      this.encodeList(idx, sink);
-      const offset = out.offset;
-      out.write(sink.view());
-      this.termCount++;
-      yield { term, df: idx.length, offset, nbytes: sink.length };
-    }
+  private finishWorker(handle: WorkerHandle): Promise<{ runs: string[]; postings: number }> {
+    return new Promise((resolve, reject) => {
+      const check = (): void => {
+        if (this.failure) reject(this.failure);
+        else if (handle.finished) resolve(handle.finished);
+        else handle.wake.push(check);
+      };
+      const msg: ToWorker = { type: 'finish' };
+      handle.worker.postMessage(msg);
+      check();
+    }).finally(() => void handle.worker.terminate()) as Promise<{ runs: string[]; postings: number }>;
   }
 
-  private spillRun(): void {
-    if (this.n === 0) return;
-    const path = join(this.opts.tempDir, `bm25-run-${String(this.runPaths.length).padStart(4, '0')}.bin`);
-    const out = new FileWriter(path);
-    const sink = new ByteSink();
-    for (const { term, idx } of this.sortedLists()) {
-      const lastDoc = this.encodeList(idx, sink);
-      out.write(encodeRunRecord({ term, df: idx.length, lastDoc, postings: sink.view() }));
+  private onMessage(handle: WorkerHandle, msg: FromWorker): void {
+    if (msg.type === 'batch-done') {
+      handle.inFlight--;
+      const end = msg.start + msg.norms.length;
+      if (end > this.norms.length) this.growNorms(end);
+      this.norms.set(msg.norms, msg.start);
+      this.totalTokens += msg.tokens;
+      this.docCount += msg.nonEmpty;
+    } else if (msg.type === 'finished') {
+      handle.finished = { runs: msg.runs, postings: msg.postings };
+    } else {
+      this.fail(new Error(`BM25 worker failed: ${msg.message}`));
     }
-    out.close();
-    this.runPaths.push(path);
-    // run-local vocabulary: memory stays bounded by one run, not the corpus
-    this.n = 0;
-    this.termIds = new Map();
-    this.terms = [];
-    this.scratch = new Int32Array(1024);
+    const wake = handle.wake.splice(0);
+    for (const w of wake) w();
   }
 
-  private *mergeRuns(out: FileWriter): Generator<TermEntry> {
-    const readers = this.runPaths.map((p) => new RunReader(p));
-    try {
-      const heads: Array<RunRecord | null> = readers.map((r) => r.next());
-      const sink = new ByteSink();
-      for (;;) {
-        let min: string | undefined;
-        for (const h of heads) if (h && (min === undefined || compareTerms(h.term, min) < 0)) min = h.term;
-        if (min === undefined) break;
-        sink.reset();
-        let df = 0;
-        let prevLast = -1;
-        // runs hold disjoint, increasing doc ranges: concatenating in run order keeps docs sorted
-        for (let r = 0; r < heads.length; r++) {
-          const h = heads[r];
-          if (!h || h.term !== min) continue;
-          appendRebased(sink, h.postings, prevLast < 0 ? 0 : prevLast);
-          prevLast = h.lastDoc;
-          df += h.df;
-          heads[r] = (readers[r] as RunReader).next();
-        }
-        const offset = out.offset;
-        out.write(sink.view());
-        this.termCount++;
-        yield { term: min, df, offset, nbytes: sink.length };
-      }
-    } finally {
-      for (const r of readers) r.close();
-    }
+  private fail(err: Error): void {
+    this.failure ??= err;
+    for (const h of this.workers) for (const w of h.wake.splice(0)) w();
+  }
+
+  private throwIfFailed(): void {
+    if (this.failure) throw this.failure;
   }
 }
 
-/** Appends a list whose first gap is absolute, re-expressing that gap relative to `prevDoc`. */
-function appendRebased(sink: ByteSink, postings: Uint8Array, prevDoc: number): void {
-  const first = readVarint(postings, 0);
-  const firstDoc = Math.floor(first.value / 2);
-  const tfIsOne = first.value & 1;
-  sink.varint((firstDoc - prevDoc) * 2 + tfIsOne);
-  sink.bytes(postings.subarray(first.next));
+function* writeFromMemory(inverter: Inverter, out: FileWriter): Generator<TermEntry> {
+  const sink = new ByteSink();
+  for (const list of inverter.lists()) {
+    encodeList(list.docs, list.tfs, sink);
+    const offset = out.offset;
+    out.write(sink.view());
+    yield { term: list.term, df: list.docs.length, offset, nbytes: sink.length };
+  }
 }
 
-/** Code-unit order; any fixed total order works as long as runs and merge agree. */
-function compareTerms(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+/** The compiled worker file, also when this module runs from source under vitest. */
+function workerUrl(): URL {
+  const here = import.meta.url;
+  if (here.endsWith('.ts'))
+    return new URL(here.replace('/src/', '/dist/src/').replace(/bm25-builder\.ts$/, 'bm25-worker.js'));
+  return new URL('./bm25-worker.js', here);
 }

@@ -85,6 +85,7 @@ describe('chunkDocument', () => {
     const twoPerWord: TokenCounter = {
       id: 'double',
       words: (t) => wordCounter.words(t).map((w) => ({ ...w, tokens: 2 })),
+      count: (t) => 2 * wordCounter.count(t),
     };
     const text = Array.from({ length: 40 }, (_, i) => sentence(i, 10)).join(' ');
     const single = chunkDocument({ id: 'd', title: '', text }, { size: 100, overlap: 0, counter: wordCounter });
@@ -110,6 +111,14 @@ describe('chunkDocument', () => {
           pieces.forEach((p, i) => expect(p.position).toBe(i));
         },
       ),
+    );
+  });
+
+  it('wordCounter.count agrees with the spans it would produce (property)', () => {
+    fc.assert(
+      fc.property(fc.string({ unit: 'binary', maxLength: 300 }), (text) => {
+        expect(wordCounter.count(text)).toBe(wordCounter.words(text).length);
+      }),
     );
   });
 

@@ -1,0 +1,173 @@
+import { join } from 'node:path';
+import type { Analyzer } from '../../text/analyzer.js';
+import type { SpanInterner } from '../../text/interner.js';
+import { ByteSink, encodePosting } from './postings-codec.js';
+import { FileWriter, encodeRunRecord } from './run-files.js';
+
+export interface PostingList {
+  term: string;
+  docs: Uint32Array;
+  tfs: Uint32Array;
+}
+
+/**
+ * Single-pass in-memory inversion (SPIMI) for one thread: postings go into
+ * flat typed arrays; when they fill up they are sorted by term and spilled as
+ * a run file. Memory is O(maxPostings + one run's vocabulary), not O(corpus).
+ * Chunk numbers must increase but need not be consecutive (a worker sees
+ * every other batch).
+ */
+export class Inverter {
+  private termIds = new Map<string, number>();
+  private terms: string[] = [];
+  private pTerm: Uint32Array;
+  private pDoc: Uint32Array;
+  private pTf: Uint32Array;
+  private n = 0;
+  private scratch = new Int32Array(1024);
+  private readonly touched: number[] = [];
+  private readonly interner: SpanInterner;
+  private readonly tokens = { buf: new Int32Array(1024) };
+  private lastNum = -1;
+  readonly runPaths: string[] = [];
+  postings = 0;
+
+  constructor(
+    private readonly analyzer: Analyzer,
+    private readonly maxPostings: number,
+    private readonly tempDir: string,
+    private readonly runPrefix: string,
+  ) {
+    this.interner = analyzer.createInterner(1 << 20);
+    this.pTerm = new Uint32Array(maxPostings);
+    this.pDoc = new Uint32Array(maxPostings);
+    this.pTf = new Uint32Array(maxPostings);
+  }
+
+  /** Inverts chunk `num`; returns its number of indexed tokens (its BM25 length). */
+  add(num: number, text: string): number {
+    if (num <= this.lastNum) throw new Error(`BM25 inverter got chunk ${num} after ${this.lastNum}`);
+    this.lastNum = num;
+    this.interner.clearIfFull();
+    const count = this.analyzer.analyzeInto(text, this.interner, this.tokens);
+    // spill before mapping terms: a spill resets the run-local term ids
+    if (this.n > 0 && this.n + count > this.pTerm.length) this.spill();
+    if (count > this.pTerm.length) this.growPostings(count);
+    const entries = this.tokens.buf;
+    const ids = this.interner.ids;
+    const terms = this.interner.terms;
+    for (let i = 0; i < count; i++) {
+      const e = entries[i] as number;
+      let id = ids[e] as number;
+      if (id < 0) {
+        const t = terms[e] as string;
+        let known = this.termIds.get(t);
+        if (known === undefined) {
+          known = this.terms.length;
+          this.termIds.set(t, known);
+          this.terms.push(t);
+          if (known >= this.scratch.length) this.growScratch();
+        }
+        id = known;
+        ids[e] = id;
+      }
+      if (this.scratch[id] === 0) this.touched.push(id);
+      (this.scratch[id] as number)++;
+    }
+    for (const id of this.touched) {
+      this.pTerm[this.n] = id;
+      this.pDoc[this.n] = num;
+      this.pTf[this.n] = this.scratch[id] as number;
+      this.n++;
+      this.scratch[id] = 0;
+    }
+    this.postings += this.touched.length;
+    this.touched.length = 0;
+    return count;
+  }
+
+  /**
+   * The in-memory postings grouped by term (a stable counting sort, so docs
+   * stay ascending) in contiguous arrays, yielded in term order.
+   */
+  *lists(): Generator<PostingList> {
+    const T = this.terms.length;
+    const starts = new Uint32Array(T + 1);
+    for (let i = 0; i < this.n; i++) (starts[(this.pTerm[i] as number) + 1] as number)++;
+    for (let t = 0; t < T; t++) (starts[t + 1] as number) += starts[t] as number;
+    const docs = new Uint32Array(this.n);
+    const tfs = new Uint32Array(this.n);
+    const fill = starts.slice(0, T);
+    for (let i = 0; i < this.n; i++) {
+      const pos = (fill[this.pTerm[i] as number] as number)++;
+      docs[pos] = this.pDoc[i] as number;
+      tfs[pos] = this.pTf[i] as number;
+    }
+    const order = Array.from({ length: T }, (_, i) => i);
+    const terms = this.terms;
+    order.sort((a, b) => compareTerms(terms[a] as string, terms[b] as string));
+    for (const id of order) {
+      const from = starts[id] as number;
+      const to = starts[id + 1] as number;
+      if (to > from) yield { term: terms[id] as string, docs: docs.subarray(from, to), tfs: tfs.subarray(from, to) };
+    }
+  }
+
+  /** Writes the in-memory postings as a sorted run file and starts a new run. */
+  spill(): void {
+    if (this.n === 0) return;
+    const path = join(this.tempDir, `${this.runPrefix}-${String(this.runPaths.length).padStart(5, '0')}.run`);
+    const out = new FileWriter(path);
+    const sink = new ByteSink();
+    for (const list of this.lists()) {
+      const lastDoc = encodeList(list.docs, list.tfs, sink);
+      out.write(encodeRunRecord({ term: list.term, df: list.docs.length, lastDoc, postings: sink.view() }));
+    }
+    out.close();
+    this.runPaths.push(path);
+    // run-local vocabulary: memory stays bounded by one run, not the corpus
+    this.n = 0;
+    this.termIds = new Map();
+    this.terms = [];
+    this.scratch = new Int32Array(1024);
+    this.interner.resetIds();
+  }
+
+  get inMemory(): number {
+    return this.n;
+  }
+
+  private growPostings(cap: number): void {
+    const grow = (a: Uint32Array): Uint32Array => {
+      const next = new Uint32Array(cap);
+      next.set(a.subarray(0, this.n));
+      return next;
+    };
+    this.pTerm = grow(this.pTerm);
+    this.pDoc = grow(this.pDoc);
+    this.pTf = grow(this.pTf);
+  }
+
+  private growScratch(): void {
+    const next = new Int32Array(this.scratch.length * 2);
+    next.set(this.scratch);
+    this.scratch = next;
+  }
+}
+
+/** Encodes one list (first gap absolute); returns its last doc. */
+export function encodeList(docs: Uint32Array, tfs: Uint32Array, sink: ByteSink): number {
+  sink.reset();
+  let prev = 0;
+  for (let i = 0; i < docs.length; i++) {
+    const doc = docs[i] as number;
+    encodePosting(sink, doc - prev, tfs[i] as number);
+    prev = doc;
+  }
+  return prev;
+}
+
+/** Code-unit order; any fixed total order works as long as runs and merge agree. */
+export function compareTerms(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

@@ -1,0 +1,97 @@
+import type { Encoder } from '../encoder/encoder.js';
+import { openEncoder, sourceLabel, type EncoderChoice } from '../encoder/load-encoder.js';
+import type { Device } from '../encoder/onnx-session.js';
+import { RetrieverError } from '../errors.js';
+import type { HubConfig } from '../hub/download.js';
+import type { DenseManifest } from '../index/manifest.js';
+import type { OpenCorpus } from '../search/open-corpus.js';
+import { fixHintFor } from '../search/open-corpus.js';
+import type { Logger } from '../util/log.js';
+
+export interface ServeEncoderFlags {
+  /** Explicit model choice; by default each index's own encoder (from its manifest) is loaded. */
+  model?: string;
+  modelPath?: string;
+  variant?: string;
+  device: Device;
+  threads: number;
+  batchSize: number;
+}
+
+/**
+ * Opens one encoder per distinct encoder among the served dense indexes and
+ * checks each index against it: same model file (sha256), dimension,
+ * prefixes, pooling and max length, or the server refuses to start.
+ */
+export async function loadCorpusEncoders(
+  corpora: readonly OpenCorpus[],
+  flags: ServeEncoderFlags,
+  hub: HubConfig,
+  log: Logger,
+): Promise<{ encoders: Map<string, Encoder>; all: Encoder[] }> {
+  const groups = new Map<string, { choice: EncoderChoice; corpora: OpenCorpus[] }>();
+  for (const c of corpora) {
+    if (!c.manifest.dense) continue;
+    const choice = choiceFor(c.manifest.dense, flags);
+    const key = JSON.stringify(choice);
+    const g = groups.get(key) ?? { choice, corpora: [] };
+    g.corpora.push(c);
+    groups.set(key, g);
+  }
+  const encoders = new Map<string, Encoder>();
+  const all: Encoder[] = [];
+  try {
+    for (const { choice, corpora: members } of groups.values()) {
+      const { encoder, source } = await openEncoder(choice, hub);
+      all.push(encoder);
+      log.info(`encoder ${encoder.id} from ${sourceLabel(source)} on ${choice.device} (dim ${encoder.dim})`);
+      for (const c of members) {
+        checkCompatible(c, encoder);
+        encoders.set(c.name, encoder);
+      }
+    }
+  } catch (err) {
+    await Promise.all(all.map((e) => e.close()));
+    throw err;
+  }
+  return { encoders, all };
+}
+
+function choiceFor(m: DenseManifest, flags: ServeEncoderFlags): EncoderChoice {
+  const e = m.encoder;
+  const explicit = flags.model !== undefined || flags.modelPath !== undefined;
+  const choice: EncoderChoice = {
+    model: flags.model ?? e.model,
+    variant: flags.variant ?? e.variant,
+    revision: e.source.kind === 'hub' && !explicit ? e.source.revision : 'main',
+    device: flags.device,
+    threads: flags.threads,
+    batchSize: flags.batchSize,
+    maxLength: e.max_length,
+    pooling: e.pooling,
+    queryPrefix: e.query_prefix,
+    passagePrefix: e.passage_prefix,
+  };
+  if (flags.modelPath) choice.modelPath = flags.modelPath;
+  else if (!explicit && e.source.kind === 'local') choice.modelPath = e.source.path;
+  else if (!explicit && e.source.kind === 'hub') choice.hubRepo = e.source.repo;
+  return choice;
+}
+
+function checkCompatible(c: OpenCorpus, enc: Encoder): void {
+  const m = (c.manifest.dense as DenseManifest).encoder;
+  const s = enc.settings;
+  const problems: string[] = [];
+  if (m.dim !== s.dim) problems.push(`dimension ${m.dim} vs ${s.dim}`);
+  if (m.model_sha256 !== s.modelSha256)
+    problems.push(`model file sha256 ${m.model_sha256.slice(0, 12)}… vs ${s.modelSha256.slice(0, 12)}…`);
+  if (m.query_prefix !== s.queryPrefix || m.passage_prefix !== s.passagePrefix) problems.push('prefixes differ');
+  if (m.pooling !== s.pooling) problems.push(`pooling ${m.pooling} vs ${s.pooling}`);
+  if (m.max_length !== s.maxLength) problems.push(`max_length ${m.max_length} vs ${s.maxLength}`);
+  if (problems.length > 0) {
+    throw new RetrieverError(
+      'INDEX_INCOMPATIBLE',
+      `index ${c.name} was built with ${m.id} (dim ${m.dim}) but the server loaded ${enc.id} (dim ${s.dim}): ${problems.join('; ')}; ${fixHintFor(c.name, c.manifest)} or start the server without --model/--model-path`,
+    );
+  }
+}
