@@ -1,0 +1,40 @@
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+/**
+ * Runs a bench probe in its own process (so its memory is its own) under
+ * /usr/bin/time for peak RSS; the probe prints one JSON object on stdout.
+ */
+export function runProbe(
+  script: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Record<string, unknown> & { maxRssMiB?: number; wallS: number } {
+  const useTime = existsSync('/usr/bin/time');
+  const cmd = useTime ? '/usr/bin/time' : process.execPath;
+  const argv = useTime ? ['-f', '__MAXRSS__%M', process.execPath, script, ...args] : [script, ...args];
+  const t0 = performance.now();
+  const r = spawnSync(cmd, argv, { encoding: 'utf8', env: { ...process.env, ...env }, maxBuffer: 1 << 28 });
+  const wallS = (performance.now() - t0) / 1000;
+  if (r.status !== 0) throw new Error(`${script} failed (${r.status}): ${r.stderr.slice(-2000)}`);
+  const m = /__MAXRSS__(\d+)/.exec(r.stderr);
+  const lines = r.stdout.trim().split('\n');
+  const json =
+    lines.length > 0 && lines[lines.length - 1]?.startsWith('{')
+      ? (JSON.parse(lines[lines.length - 1] as string) as Record<string, unknown>)
+      : {};
+  return { ...json, wallS, ...(m ? { maxRssMiB: Number(m[1]) / 1024 } : {}) };
+}
+
+export function runCommand(cmd: string, args: string[]): { wallS: number; maxRssMiB?: number; stderr: string } {
+  const useTime = existsSync('/usr/bin/time');
+  const t0 = performance.now();
+  const r = spawnSync(useTime ? '/usr/bin/time' : cmd, useTime ? ['-f', '__MAXRSS__%M', cmd, ...args] : args, {
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  });
+  const wallS = (performance.now() - t0) / 1000;
+  if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr.slice(-2000)}`);
+  const m = /__MAXRSS__(\d+)/.exec(r.stderr);
+  return { wallS, stderr: r.stderr, ...(m ? { maxRssMiB: Number(m[1]) / 1024 } : {}) };
+}

@@ -1,0 +1,71 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** Repo root, from dist/bench/lib or bench/lib. */
+export const ROOT = (() => {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return here.includes(`${'dist'}/bench`) ? resolve(here, '../../..') : resolve(here, '../..');
+})();
+export const SHARED = resolve(process.env['RETRIEVER_MCP_SHARED'] ?? join(ROOT, '..', 'shared'));
+export const BENCH_DATA = join(ROOT, 'bench', 'data');
+export const BENCH_RESULTS = join(ROOT, 'bench', 'results');
+
+/** mulberry32: a small seeded PRNG so generated data is identical on every run. */
+export function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export function percentile(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i] as number;
+}
+
+export function summarize(samplesMs: number[]): { p50: number; p90: number; p99: number; mean: number; n: number } {
+  const s = [...samplesMs].sort((a, b) => a - b);
+  return {
+    p50: percentile(s, 50),
+    p90: percentile(s, 90),
+    p99: percentile(s, 99),
+    mean: s.reduce((a, b) => a + b, 0) / Math.max(1, s.length),
+    n: s.length,
+  };
+}
+
+export function printTable(title: string, rows: Array<Record<string, string | number>>): void {
+  const cols = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const fmt = (v: string | number | undefined): string =>
+    v === undefined ? '' : typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(v < 10 ? 3 : 1)) : v;
+  const widths = cols.map((c) => Math.max(c.length, ...rows.map((r) => fmt(r[c]).length)));
+  const line = (cells: string[]) => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')} |`;
+  process.stdout.write(`\n${title}\n`);
+  process.stdout.write(`${line(cols)}\n`);
+  process.stdout.write(`${line(widths.map((w) => '-'.repeat(w)))}\n`);
+  for (const r of rows) process.stdout.write(`${line(cols.map((c) => fmt(r[c])))}\n`);
+}
+
+export function writeResult(name: string, data: unknown): string {
+  mkdirSync(BENCH_RESULTS, { recursive: true });
+  const path = join(BENCH_RESULTS, `${name}.json`);
+  writeFileSync(path, `${JSON.stringify({ date: new Date().toISOString(), ...(data as object) }, null, 2)}\n`);
+  process.stdout.write(`\nwrote ${path}\n`);
+  return path;
+}
+
+export function arg(name: string, fallback?: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i >= 0 && i + 1 < process.argv.length) return process.argv[i + 1];
+  return fallback;
+}
+
+export function rssMiB(): number {
+  return process.memoryUsage().rss / 2 ** 20;
+}
