@@ -18,10 +18,12 @@ export interface DensePhaseOptions {
   exactBelow: number;
   /** Threads for HNSW construction (0 = all cores). */
   annThreads: number;
+  /** Chunks per embedding window (the resume unit); default WINDOW. */
+  windowSize?: number;
 }
 
 /**
- * Chunks are embedded in fixed windows of WINDOW consecutive nums, written in
+ * Chunks are embedded in fixed windows of consecutive nums, written in
  * num order. A window is the unit of resume, and batches inside a window are
  * formed the same way every time, so a resumed build writes the same bytes an
  * uninterrupted one would.
@@ -33,7 +35,7 @@ export function createDensePhase(opts: DensePhaseOptions): DensePhase {
   const e = opts.encoder;
   return {
     counter: e.tokenCounter,
-    fingerprint: JSON.stringify({ ...e.settings, dtype: opts.vectorsDtype, window: WINDOW }),
+    fingerprint: JSON.stringify({ ...e.settings, dtype: opts.vectorsDtype, window: opts.windowSize ?? WINDOW }),
     run: (ctx) => runDense(opts, ctx),
   };
 }
@@ -43,9 +45,10 @@ async function runDense(
   ctx: DensePhaseContext,
 ): Promise<{ manifest: DenseManifest; files: string[] }> {
   const enc = opts.encoder;
+  const W = opts.windowSize ?? WINDOW;
   const vectorsPath = join(ctx.dir, INDEX_FILES.vectors);
   const writer = new VectorWriter(vectorsPath, enc.dim, opts.vectorsDtype, ctx.resume);
-  const done = Math.min(ctx.chunkCount, Math.floor(writer.count / WINDOW) * WINDOW);
+  const done = Math.min(ctx.chunkCount, Math.floor(writer.count / W) * W);
   writer.truncate(done);
   if (done > 0)
     ctx.log.info(`resume: ${formatCount(done)} of ${formatCount(ctx.chunkCount)} chunk vectors already computed`);
@@ -57,17 +60,13 @@ async function runDense(
     enabled: ctx.progress,
   });
   try {
-    let next: string[] | undefined =
-      done < ctx.chunkCount ? store.contentsRange(done, Math.min(ctx.chunkCount, done + WINDOW)) : undefined;
-    for (let start = done; start < ctx.chunkCount; start += WINDOW) {
-      const texts = next as string[];
-      const pending = enc.embedPassages(texts);
+    const windowAt = (start: number): string[] | undefined =>
+      start < ctx.chunkCount ? store.contentsRange(start, Math.min(ctx.chunkCount, start + W)) : undefined;
+    let next = windowAt(done);
+    for (let start = done; start < ctx.chunkCount; start += W) {
+      const pending = enc.embedPassages(next as string[]);
       // read the next window from SQLite while the encoder thread works
-      const nextStart = start + WINDOW;
-      next =
-        nextStart < ctx.chunkCount
-          ? store.contentsRange(nextStart, Math.min(ctx.chunkCount, nextStart + WINDOW))
-          : undefined;
+      next = windowAt(start + W);
       writer.append(await pending);
       progress.update(writer.count);
     }

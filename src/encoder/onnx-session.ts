@@ -24,7 +24,7 @@ export interface OutputTensor {
 }
 
 export const CUDA_INSTALL_HINT =
-  'install the CUDA execution provider with `ONNXRUNTIME_NODE_INSTALL=cuda12 npm install onnxruntime-node` (CUDA 12 + cuDNN 9 on the machine), or run with --device cpu';
+  'install the CUDA execution provider with `ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node` (or a fresh `ONNXRUNTIME_NODE_INSTALL=cuda12 npm install`; needs CUDA 12 and cuDNN 9), or use --device cpu';
 
 export class OnnxSession {
   private constructor(
@@ -41,6 +41,7 @@ export class OnnxSession {
       const session = await ort.InferenceSession.create(modelPath, {
         executionProviders: providers,
         graphOptimizationLevel: 'all',
+        logSeverityLevel: 3, // errors only: ORT warnings would flood stderr
         interOpNumThreads: 1,
         ...(opts.threads > 0 ? { intraOpNumThreads: opts.threads } : {}),
       });

@@ -1,0 +1,144 @@
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OnnxSession } from '../../src/encoder/onnx-session.js';
+import { makeAlteredTinyModel, openTinyEncoder, TINY_MODEL } from '../helpers/encoder.js';
+import { connectStdio, runBin, runBinAsync, type ToolText } from '../helpers/mcp.js';
+import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
+import { writeJsonl } from '../helpers/build.js';
+
+const tmp = makeTempDir();
+const indexDir = join(tmp.dir, 'indexes');
+afterAll(tmp.cleanup);
+
+const PASSAGES = [
+  { id: 'a', contents: '"Alpha"\nThe alpha particle is a helium nucleus.' },
+  { id: 'b', contents: '"Beta"\nBeta decay emits an electron.' },
+  { id: 'c', contents: '"Gamma"\nGamma rays are photons of high energy.' },
+];
+
+describe.skipIf(!HAS_SHARED)('dense and hybrid search over MCP (tiny-e5)', () => {
+  beforeAll(() => {
+    const input = writeJsonl(tmp.dir, 'phys.jsonl', PASSAGES);
+    const r = runBin(BIN.build, [
+      '--name',
+      'phys',
+      '--input',
+      input,
+      '--format',
+      'wiki18',
+      '--index-dir',
+      indexDir,
+      '--model-path',
+      TINY_MODEL,
+    ]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/embed tiny-e5/);
+  });
+
+  it('defaults to hybrid and reports both arms; dense scores are the true cosines', async () => {
+    const s = await connectStdio(['--corpus', 'phys', '--index-dir', indexDir]);
+    const enc = await openTinyEncoder();
+    try {
+      const h = (await s.client.callTool({
+        name: 'search',
+        arguments: { query: 'helium nucleus', top_k: 3 },
+      })) as ToolText;
+      const hs = h.structuredContent as { mode: string; results: Array<Record<string, number | string>> };
+      expect(hs.mode).toBe('hybrid');
+      expect(hs.results).toHaveLength(3);
+      for (const r of hs.results) expect(r['dense_rank']).toBeGreaterThanOrEqual(1); // every chunk is a dense candidate
+
+      const d = (await s.client.callTool({
+        name: 'search',
+        arguments: { query: 'helium nucleus', top_k: 3, mode: 'dense' },
+      })) as ToolText;
+      const ds = (
+        d.structuredContent as {
+          results: Array<{ id: string; dense_score: number; dense_rank: number; score: number }>;
+        }
+      ).results;
+      const [q] = await enc.embedQueries(['helium nucleus']);
+      const ps = await enc.embedPassages(PASSAGES.map((p) => p.contents));
+      const cos = new Map(PASSAGES.map((p, i) => [p.id, ps[i]!.reduce((acc, x, j) => acc + x * q![j]!, 0)]));
+      ds.forEach((r, i) => {
+        expect(r.dense_rank).toBe(i + 1);
+        expect(r.score).toBe(r.dense_score);
+        expect(Math.abs(r.dense_score - cos.get(r.id)!)).toBeLessThan(1e-5);
+      });
+      expect(ds.map((r) => r.id)).toEqual([...cos.entries()].sort((a, b) => b[1] - a[1]).map(([id]) => id));
+
+      const lc = (await s.client.callTool({ name: 'list_corpora', arguments: {} })) as ToolText;
+      expect(lc.structuredContent).toMatchObject({
+        corpora: [
+          {
+            name: 'phys',
+            modes: ['hybrid', 'dense', 'bm25'],
+            default_mode: 'hybrid',
+            encoder: 'tiny-e5 (onnx/model.onnx)',
+          },
+        ],
+      });
+    } finally {
+      await enc.close();
+      await s.close();
+    }
+  });
+
+  it('refuses to serve with a different encoder than the index was built with', () => {
+    const altered = makeAlteredTinyModel(join(tmp.dir, 'altered-model'));
+    const r = runBin(BIN.server, ['--corpus', 'phys', '--index-dir', indexDir, '--model-path', altered]);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(
+      /index phys was built with tiny-e5 \(onnx\/model.onnx\) \(dim 32\) but the server loaded .* model file sha256 .*rebuild it with `build-index/,
+    );
+  });
+
+  it('names the fix when the encoder cannot run on CUDA', async () => {
+    let cuda = true;
+    try {
+      await (await OnnxSession.create(join(TINY_MODEL, 'onnx/model.onnx'), { device: 'cuda', threads: 1 })).close();
+    } catch {
+      cuda = false;
+    }
+    const r = runBin(BIN.server, ['--corpus', 'phys', '--index-dir', indexDir, '--device', 'cuda']);
+    if (cuda) return; // a GPU machine: covered by test/gpu
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(
+      /CUDA provider .*ONNXRUNTIME_NODE_INSTALL=cuda12 npm rebuild onnxruntime-node.*--device cpu/,
+    );
+  });
+});
+
+describe.skipIf(!HAS_SHARED)('model download through HF_ENDPOINT, end to end', () => {
+  it('build-index fetches intfloat/e5-base-v2 as its ONNX conversion into --cache-dir, and the server loads it from the cache', async () => {
+    const { startHubServer } = await import('../helpers/hub-server.js');
+    // the tiny model stands in for the real weights under the real repository name
+    const hub = await startHubServer({ repos: [{ repoType: 'model', repo: 'Xenova/e5-base-v2', dir: TINY_MODEL }] });
+    const cache = join(tmp.dir, 'hf-cache');
+    try {
+      const input = writeJsonl(tmp.dir, 'hub.jsonl', PASSAGES);
+      const r = await runBinAsync(
+        BIN.build,
+        ['--name', 'hub', '--input', input, '--format', 'wiki18', '--index-dir', indexDir, '--cache-dir', cache],
+        { HF_ENDPOINT: hub.url },
+      );
+      expect(r.status, r.stderr).toBe(0);
+      expect(hub.requests.some((q) => q.startsWith('GET /cdn/'))).toBe(true);
+    } finally {
+      await hub.close();
+    }
+    // the hub is gone: the server must find the model in the cache
+    const s = await connectStdio(['--corpus', 'hub', '--index-dir', indexDir, '--cache-dir', cache, '--offline']);
+    try {
+      const d = (await s.client.callTool({
+        name: 'search',
+        arguments: { query: 'beta decay', mode: 'dense', top_k: 1 },
+      })) as ToolText;
+      expect(d.isError).toBeFalsy();
+      expect(s.stderr()).toMatch(/encoder intfloat\/e5-base-v2 \(onnx\/model.onnx\) from Xenova\/e5-base-v2@main/);
+    } finally {
+      await s.close();
+    }
+  });
+});

@@ -1,0 +1,148 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDensePhase } from '../../src/build/dense-phase.js';
+import type { Encoder } from '../../src/encoder/encoder.js';
+import { ANN_DEFAULTS } from '../../src/index/dense/ann.js';
+import { openDenseArm } from '../../src/index/dense/dense-arm.js';
+import { INDEX_FILES } from '../../src/index/layout.js';
+import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
+import { build, writeJsonl } from '../helpers/build.js';
+import { failingAfter, openTinyEncoder } from '../helpers/encoder.js';
+import { HAS_SHARED, makeTempDir } from '../helpers/paths.js';
+
+const tmp = makeTempDir();
+const WORDS = [
+  'river',
+  'mountain',
+  'city',
+  'music',
+  'film',
+  'war',
+  'king',
+  'science',
+  'ocean',
+  'bridge',
+  'novel',
+  'engine',
+];
+const PASSAGES = Array.from({ length: 300 }, (_, i) => ({
+  id: `p${i}`,
+  contents: `"Title ${i}"\n${Array.from({ length: 12 + (i % 17) }, (_, j) => WORDS[(i * 5 + j * 7) % WORDS.length]).join(' ')} number ${i}.`,
+}));
+const QUERIES = ['river city bridge', 'a film about war', 'king of the ocean', 'science engine', 'number 42'];
+
+let encoder: Encoder;
+let input: string;
+beforeAll(async () => {
+  if (!HAS_SHARED) return;
+  encoder = await openTinyEncoder();
+  input = writeJsonl(tmp.dir, 'corpus.jsonl', PASSAGES);
+});
+afterAll(async () => {
+  await encoder?.close();
+  tmp.cleanup();
+});
+
+async function buildDense(
+  name: string,
+  over: { exactBelow?: number; windowSize?: number; enc?: Encoder; resume?: boolean } = {},
+) {
+  const dense = createDensePhase({
+    encoder: over.enc ?? encoder,
+    source: { kind: 'local', path: '/models/tiny' },
+    vectorsDtype: 'f32',
+    ann: ANN_DEFAULTS,
+    exactBelow: over.exactBelow ?? 20_000,
+    annThreads: 1,
+    windowSize: over.windowSize ?? 4096,
+  });
+  return build({ name, input, format: 'wiki18', indexDir: join(tmp.dir, 'idx'), dense, resume: over.resume ?? false });
+}
+
+function open(name: string): OpenCorpus {
+  return openCorpus(join(tmp.dir, 'idx'), name, (dir, m, hint) =>
+    openDenseArm(dir, m.dense as NonNullable<typeof m.dense>, hint, { mmap: true, rescoreFactor: 4 }),
+  );
+}
+
+/** Brute force over passage vectors computed independently of the index. */
+async function bruteForce(query: string, k: number): Promise<Array<{ num: number; score: number }>> {
+  const [q] = await encoder.embedQueries([query]);
+  const ps = await encoder.embedPassages(PASSAGES.map((p) => p.contents));
+  const scored = ps.map((p, num) => ({ num, score: p.reduce((s, x, d) => s + x * (q as Float32Array)[d]!, 0) }));
+  return scored.sort((a, b) => b.score - a.score || a.num - b.num).slice(0, k);
+}
+
+describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', () => {
+  it('small corpora are searched exactly: same top-k and true cosine scores as brute force', async () => {
+    const s = await buildDense('exact');
+    expect(s.manifest.dense?.ann).toBeNull();
+    const c = open('exact');
+    try {
+      for (const text of QUERIES) {
+        const [q] = await encoder.embedQueries([text]);
+        const got = c.dense!.search(q as Float32Array, 10);
+        const want = await bruteForce(text, 10);
+        expect(got.map((h) => h.num)).toEqual(want.map((h) => h.num));
+        got.forEach((h, i) => expect(Math.abs(h.score - want[i]!.score)).toBeLessThan(1e-6));
+      }
+    } finally {
+      c.close();
+    }
+  });
+
+  it('the HNSW path re-scores candidates exactly and finds the true neighbours', async () => {
+    const s = await buildDense('ann', { exactBelow: 0 });
+    expect(s.manifest.dense?.ann).toMatchObject({ library: 'usearch', quantization: 'i8', connectivity: 16 });
+    expect(existsSync(join(tmp.dir, 'idx', 'ann', INDEX_FILES.ann))).toBe(true);
+    const c = open('ann');
+    try {
+      let found = 0;
+      for (const text of QUERIES) {
+        const [q] = await encoder.embedQueries([text]);
+        const got = c.dense!.search(q as Float32Array, 10);
+        const want = await bruteForce(text, 10);
+        const truth = new Map(want.map((h) => [h.num, h.score]));
+        for (const h of got) {
+          if (truth.has(h.num)) {
+            found++;
+            expect(Math.abs(h.score - truth.get(h.num)!)).toBeLessThan(1e-6);
+          }
+        }
+      }
+      expect(found / (QUERIES.length * 10)).toBeGreaterThanOrEqual(0.9);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('filters apply inside the dense arm, before top-k', async () => {
+    const c = open('exact');
+    try {
+      const allow = new Uint8Array(Math.ceil(PASSAGES.length / 8));
+      for (const num of [3, 77, 150]) allow[num >> 3]! |= 1 << (num & 7);
+      const [q] = await encoder.embedQueries(['river']);
+      expect(
+        c
+          .dense!.search(q as Float32Array, 10, allow)
+          .map((h) => h.num)
+          .sort((a, b) => a - b),
+      ).toEqual([3, 77, 150]);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('an interrupted embedding pass resumes to byte-identical vectors', async () => {
+    await buildDense('whole', { windowSize: 64 });
+    const whole = readFileSync(join(tmp.dir, 'idx', 'whole', INDEX_FILES.vectors));
+    await expect(buildDense('resumed', { windowSize: 64, enc: failingAfter(encoder, 2) })).rejects.toThrow(
+      /simulated crash/,
+    );
+    const partial = join(tmp.dir, 'idx', '.resumed.partial', INDEX_FILES.vectors);
+    expect(readFileSync(partial).length).toBe(2 * 64 * encoder.dim * 4);
+    await buildDense('resumed', { windowSize: 64, resume: true });
+    expect(readFileSync(join(tmp.dir, 'idx', 'resumed', INDEX_FILES.vectors))).toEqual(whole);
+  });
+});
