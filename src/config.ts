@@ -25,6 +25,27 @@ export const DEFAULTS = {
   bm25: BM25_DEFAULTS as Bm25Params,
   /** Postings buffered by build-index before spilling a sorted run (≈12 bytes each). */
   maxPostingsInMemory: 16_000_000,
+  /** Candidates each arm retrieves before Reciprocal Rank Fusion (≥ top_k). */
+  candidates: 100,
+  /** RRF k (Cormack et al. 2009). */
+  rrfK: 60,
+  /** Cached search results (corpus, mode, top_k, filter, query). */
+  resultCacheSize: 10_000,
+  /** Cached query vectors per encoder. */
+  vectorCacheSize: 10_000,
+  /** Encoder micro-batching: most queries per batch, longest wait, queue bound. */
+  batchMax: 64,
+  batchWaitMs: 2,
+  encoderQueueMax: 4096,
+  /** HTTP transport. */
+  host: '127.0.0.1',
+  port: 8099,
+  deadlineMs: 30_000,
+  maxInFlight: 1024,
+  maxBodyBytes: 1 << 20,
+  sessionTtlMs: 15 * 60_000,
+  maxSessions: 10_000,
+  drainMs: 30_000,
   /** BM25 inversion threads for build-index (the main thread parses and writes SQLite meanwhile). */
   buildThreads: Math.max(1, Math.min(4, availableParallelism())),
 } as const;

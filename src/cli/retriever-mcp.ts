@@ -1,91 +1,175 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { DEFAULTS } from '../config.js';
+import { DEFAULTS, readEnv } from '../config.js';
 import { RetrieverError } from '../errors.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
+import type { ServeConfig } from '../server/serve.js';
 import { createLogger, type LogLevel } from '../util/log.js';
 import { failUsage, runMain } from './boundary.js';
 import { checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
 const PROG = 'retriever-mcp';
 
+const SERVE_OPTIONS = {
+  corpus: { type: 'string', array: true, demandOption: true, describe: 'corpus to serve (repeatable)' },
+  'index-dir': { type: 'string', default: DEFAULTS.indexDir, describe: 'where indexes live' },
+  transport: {
+    choices: ['stdio', 'http'] as const,
+    default: 'stdio' as const,
+    describe: 'stdio (default) or http (Streamable HTTP, SSE and REST on one port)',
+  },
+  host: {
+    type: 'string',
+    default: DEFAULTS.host,
+    describe: 'HTTP bind address; anything but loopback needs an explicit value',
+  },
+  port: { type: 'number', default: DEFAULTS.port, describe: 'HTTP port' },
+  'top-k': { type: 'number', default: DEFAULTS.topK, describe: 'hits returned when a client does not say' },
+  'max-top-k': { type: 'number', default: DEFAULTS.maxTopK, describe: 'largest top_k a client may ask for' },
+  mode: { choices: SEARCH_MODES, describe: 'default mode (default: hybrid when the index has a dense arm, else bm25)' },
+  candidates: { type: 'number', default: DEFAULTS.candidates, describe: 'hits each arm retrieves before fusion' },
+  'rrf-k': { type: 'number', default: DEFAULTS.rrfK, describe: 'Reciprocal Rank Fusion k' },
+  'bm25-weight': { type: 'number', default: 1, describe: 'RRF weight of the BM25 arm' },
+  'dense-weight': { type: 'number', default: 1, describe: 'RRF weight of the dense arm' },
+  model: { type: 'string', describe: "query encoder (hub id); default: each index's own encoder" },
+  'model-path': { type: 'string', describe: 'query encoder from a local Hugging Face ONNX directory' },
+  'model-variant': { type: 'string', describe: 'ONNX file variant (fp32, fp16, int8 or a path)' },
+  'ef-search': { type: 'number', describe: 'HNSW efSearch for every corpus (default: the value stored in each index)' },
+  mmap: {
+    type: 'boolean',
+    default: true,
+    describe: 'memory-map ANN files (shared page cache); --no-mmap reads them into RAM',
+  },
+  'batch-max': {
+    type: 'number',
+    default: DEFAULTS.batchMax,
+    describe: 'micro-batching: most queries per encoder call (1 = off)',
+  },
+  'batch-wait-ms': {
+    type: 'number',
+    default: DEFAULTS.batchWaitMs,
+    describe: 'micro-batching: longest wait for a batch to fill',
+  },
+  'encoder-queue': {
+    type: 'number',
+    default: DEFAULTS.encoderQueueMax,
+    describe: 'queries waiting for the encoder before 503',
+  },
+  'cache-size': { type: 'number', default: DEFAULTS.resultCacheSize, describe: 'cached results (0 = off)' },
+  'deadline-ms': { type: 'number', default: DEFAULTS.deadlineMs, describe: 'per-request deadline' },
+  'max-inflight': {
+    type: 'number',
+    default: DEFAULTS.maxInFlight,
+    describe: 'requests served at once before 503 + Retry-After',
+  },
+  'max-body-bytes': { type: 'number', default: DEFAULTS.maxBodyBytes, describe: 'largest HTTP request body' },
+  stateless: { type: 'boolean', default: false, describe: 'never create MCP sessions on /mcp' },
+  'auth-token': {
+    type: 'string',
+    describe: 'require "Authorization: Bearer TOKEN" on every route but /health (or set RETRIEVER_MCP_TOKEN)',
+  },
+  'allowed-origins': {
+    type: 'string',
+    array: true,
+    default: [] as string[],
+    describe: 'browser origins allowed on MCP endpoints besides localhost',
+  },
+  'cors-origins': { type: 'string', array: true, default: [] as string[], describe: 'origins that get CORS headers' },
+  'log-level': { choices: ['debug', 'info', 'warn', 'error', 'silent'] as const, default: 'info' as const },
+} as const;
+
 export async function main(argv: string[]): Promise<void> {
   const args = await yargs(argv)
     .scriptName(PROG)
     .usage('$0 --corpus NAME [--corpus NAME2 ...] [options]\n\nServe corpora to MCP clients (stdio by default).')
-    .option('corpus', { type: 'string', array: true, demandOption: true, describe: 'corpus to serve (repeatable)' })
-    .option('index-dir', { type: 'string', default: DEFAULTS.indexDir, describe: 'where indexes live' })
-    .option('top-k', { type: 'number', default: DEFAULTS.topK, describe: 'hits returned when a client does not say' })
-    .option('max-top-k', { type: 'number', default: DEFAULTS.maxTopK, describe: 'largest top_k a client may ask for' })
-    .option('mode', {
-      choices: SEARCH_MODES,
-      describe: 'default search mode (default: hybrid when the index has a dense arm, else bm25)',
-    })
-    .option('candidates', { type: 'number', default: 100, describe: 'hits each arm retrieves before fusion' })
-    .option('rrf-k', { type: 'number', default: 60, describe: 'Reciprocal Rank Fusion k' })
-    .option('model', { type: 'string', describe: "query encoder (hub id); default: each index's own encoder" })
-    .option('model-path', { type: 'string', describe: 'query encoder from a local Hugging Face ONNX directory' })
-    .option('model-variant', { type: 'string', describe: 'ONNX file variant (fp32, fp16, int8 or a path)' })
+    .options(SERVE_OPTIONS)
     .options(ENCODER_RUNTIME_OPTIONS)
-    .option('ef-search', {
-      type: 'number',
-      describe: 'HNSW efSearch for every corpus (default: the value stored in each index)',
-    })
-    .option('mmap', {
-      type: 'boolean',
-      default: true,
-      describe: 'memory-map ANN files (shared page cache); --no-mmap reads them into RAM',
-    })
-    .option('log-level', { choices: ['debug', 'info', 'warn', 'error', 'silent'] as const, default: 'info' as const })
     .strict()
     .fail(failUsage(PROG))
     .help()
     .version(false)
     .parseAsync();
 
-  const log = createLogger(args['log-level'] as LogLevel);
   checkInt('--top-k', args['top-k'], 1, args['max-top-k']);
   checkInt('--max-top-k', args['max-top-k'], 1, 10_000);
   checkInt('--candidates', args.candidates, 1, 100_000);
   checkInt('--batch-size', args['batch-size'], 1, 4096);
   checkInt('--encoder-threads', args['encoder-threads'], 0, 256);
+  checkInt('--port', args.port, 0, 65535);
+  checkInt('--batch-max', args['batch-max'], 1, 4096);
+  checkInt('--batch-wait-ms', args['batch-wait-ms'], 0, 10_000);
+  checkInt('--encoder-queue', args['encoder-queue'], 1, 1_000_000);
+  checkInt('--cache-size', args['cache-size'], 0, 10_000_000);
+  checkInt('--deadline-ms', args['deadline-ms'], 1, 3_600_000);
+  checkInt('--max-inflight', args['max-inflight'], 1, 1_000_000);
+  checkInt('--max-body-bytes', args['max-body-bytes'], 1024, 1 << 30);
   if (args['ef-search'] !== undefined) checkInt('--ef-search', args['ef-search'], 1, 100_000);
-  if (!(args['rrf-k'] > 0)) throw new RetrieverError('BAD_INPUT', `--rrf-k must be positive, got ${args['rrf-k']}`);
-  const { loadRetriever } = await import('../server/load.js');
-  const { openDenseArm } = await import('../index/dense/dense-arm.js');
-  const { loadCorpusEncoders } = await import('../server/encoders.js');
-  const hub = hubConfig(args, log, true);
-  const encoderFlags = {
-    device: args.device,
-    threads: args['encoder-threads'],
-    batchSize: args['batch-size'],
-    ...(args.model !== undefined ? { model: args.model } : {}),
-    ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
-    ...(args['model-variant'] !== undefined ? { variant: args['model-variant'] } : {}),
-  };
-  const retriever = await loadRetriever({
-    indexDir: args['index-dir'],
+  for (const f of ['rrf-k', 'bm25-weight', 'dense-weight'] as const) {
+    if (!(args[f] >= 0) || (f === 'rrf-k' && args[f] === 0))
+      throw new RetrieverError('BAD_INPUT', `--${f} must be a positive number, got ${args[f]}`);
+  }
+
+  const log = createLogger(args['log-level'] as LogLevel);
+  const authToken = args['auth-token'] ?? readEnv().authToken;
+  if (args.transport === 'http' && !isLoopback(args.host) && authToken === undefined) {
+    log.warn(`listening on ${args.host} without --auth-token: anyone who can reach the port can query the corpora`);
+  }
+  const cfg: ServeConfig = {
     corpora: args.corpus,
-    log,
-    openDense: (dir, manifest, hint) =>
-      openDenseArm(dir, manifest.dense as NonNullable<typeof manifest.dense>, hint, {
-        mmap: args.mmap,
-        rescoreFactor: 4,
-        ...(args['ef-search'] !== undefined ? { expansionSearch: args['ef-search'] } : {}),
-      }),
-    loadEncoders: async (corpora) => (await loadCorpusEncoders(corpora, encoderFlags, hub, log)).encoders,
+    indexDir: args['index-dir'],
     retriever: {
       topK: args['top-k'],
       maxTopK: args['max-top-k'],
       maxQueryChars: DEFAULTS.maxQueryChars,
       candidates: args.candidates,
       rrfK: args['rrf-k'],
-      weights: { bm25: 1, dense: 1 },
+      weights: { bm25: args['bm25-weight'], dense: args['dense-weight'] },
       mode: args.mode as SearchMode | undefined,
+      cacheSize: args['cache-size'],
     },
-  });
-  const { serveStdio } = await import('../server/stdio.js');
-  await serveStdio(retriever, DEFAULTS.maxBatchQueries, log);
+    encoder: {
+      device: args.device,
+      threads: args['encoder-threads'],
+      batchSize: args['batch-size'],
+      ...(args.model !== undefined ? { model: args.model } : {}),
+      ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
+      ...(args['model-variant'] !== undefined ? { variant: args['model-variant'] } : {}),
+    },
+    hub: hubConfig(args, log, true),
+    dense: {
+      mmap: args.mmap,
+      rescoreFactor: 4,
+      ...(args['ef-search'] !== undefined ? { expansionSearch: args['ef-search'] } : {}),
+    },
+    batching: {
+      maxBatch: args['batch-max'],
+      maxWaitMs: args['batch-wait-ms'],
+      maxQueue: args['encoder-queue'],
+      cacheSize: DEFAULTS.vectorCacheSize,
+    },
+    maxBatchQueries: DEFAULTS.maxBatchQueries,
+    transport: args.transport,
+    http: {
+      host: args.host,
+      port: args.port,
+      options: {
+        allowedOrigins: args['allowed-origins'],
+        corsOrigins: args['cors-origins'],
+        maxBodyBytes: args['max-body-bytes'],
+        ...(authToken !== undefined ? { authToken } : {}),
+      },
+      admission: { maxInFlight: args['max-inflight'], deadlineMs: args['deadline-ms'] },
+      mcp: { stateless: args.stateless, sessionTtlMs: DEFAULTS.sessionTtlMs, maxSessions: DEFAULTS.maxSessions },
+      drainMs: DEFAULTS.drainMs,
+    },
+    log,
+  };
+  const { serve } = await import('../server/serve.js');
+  await serve(cfg);
+}
+
+function isLoopback(host: string): boolean {
+  return host === '127.0.0.1' || host === 'localhost' || host === '::1';
 }
 
 export function run(): Promise<void> {

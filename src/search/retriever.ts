@@ -1,6 +1,7 @@
 import { RetrieverError } from '../errors.js';
 import type { ChunkRecord } from '../store/chunk-store.js';
 import { fuseRrf, type FusedHit } from './fuse.js';
+import { ResultCache } from './result-cache.js';
 import type { OpenCorpus } from './open-corpus.js';
 import type { ScoredHit } from './top-k.js';
 import type { QueryEncoder, SearchHit, SearchMode, SearchResult } from './types.js';
@@ -18,6 +19,8 @@ export interface RetrieverOptions {
   weights: { bm25: number; dense: number };
   /** Server-wide default mode; otherwise hybrid where the index has both arms. */
   mode?: SearchMode;
+  /** Result LRU entries (0 disables). */
+  cacheSize?: number;
 }
 
 export interface SearchRequest {
@@ -27,6 +30,8 @@ export interface SearchRequest {
   corpus?: string;
   /** Bitset over chunk nums (filters); computed by the caller. */
   allow?: Uint8Array;
+  /** Canonical text of the filter, part of the result-cache key. */
+  filterKey?: string;
 }
 
 /**
@@ -35,6 +40,7 @@ export interface SearchRequest {
  */
 export class Retriever {
   private readonly byName: Map<string, OpenCorpus>;
+  readonly cache: ResultCache;
 
   /**
    * `encoders` maps a corpus name to the query encoder of its dense arm;
@@ -47,6 +53,7 @@ export class Retriever {
   ) {
     if (corpora.length === 0) throw new RetrieverError('BAD_INPUT', 'no corpus to serve: pass --corpus NAME');
     this.byName = new Map(corpora.map((c) => [c.name, c]));
+    this.cache = new ResultCache(opts.cacheSize ?? 0);
     for (const c of corpora) {
       if (c.dense && !encoders.has(c.name)) {
         throw new RetrieverError('MODEL', `corpus ${c.name} has a dense index but no query encoder is loaded`);
@@ -127,20 +134,43 @@ export class Retriever {
     const mode = this.modeFor(corpus, req.mode);
     const topK = this.checkTopK(req.topK);
     const texts = queries.map((q) => this.checkQuery(q));
+    const keys = texts.map((q) => ResultCache.key(corpus.name, mode, topK, req.filterKey ?? '', q));
+    const out: Array<SearchResult | undefined> = keys.map((k) => this.cache.get(k));
+    const todo = texts.map((_, i) => i).filter((i) => out[i] === undefined);
+    if (todo.length > 0) {
+      const fresh = await this.compute(
+        corpus,
+        mode,
+        topK,
+        todo.map((i) => texts[i] as string),
+        req.allow,
+      );
+      todo.forEach((i, j) => {
+        out[i] = fresh[j];
+        this.cache.set(keys[i] as string, fresh[j] as SearchResult);
+      });
+    }
+    return out as SearchResult[];
+  }
+
+  private async compute(
+    corpus: OpenCorpus,
+    mode: SearchMode,
+    topK: number,
+    texts: string[],
+    allow: Uint8Array | undefined,
+  ): Promise<SearchResult[]> {
     const depth = mode === 'hybrid' ? Math.max(this.opts.candidates, topK) : topK;
     const vectors = mode === 'bm25' ? null : this.embed(corpus, texts);
-    // the BM25 arm runs while the encoder works on the query vectors
-    const bm25Lists = mode === 'dense' ? null : texts.map((q) => corpus.bm25.search(q, depth, req.allow));
+    // the BM25 arm runs while the encoder thread works on the query vectors
+    const bm25Lists = mode === 'dense' ? null : texts.map((q) => corpus.bm25.search(q, depth, allow));
     const vecs = vectors ? await vectors : null;
     return texts.map((_, i) => {
       const lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }> = [];
       if (bm25Lists) lists.push({ arm: 'bm25', hits: bm25Lists[i] as ScoredHit[], weight: this.opts.weights.bm25 });
       if (vecs && corpus.dense) {
-        lists.push({
-          arm: 'dense',
-          hits: corpus.dense.search(vecs[i] as Float32Array, depth, req.allow),
-          weight: this.opts.weights.dense,
-        });
+        const hits = corpus.dense.search(vecs[i] as Float32Array, depth, allow);
+        lists.push({ arm: 'dense', hits, weight: this.opts.weights.dense });
       }
       return { corpus: corpus.name, mode, results: this.materialize(corpus, mode, lists, topK) };
     });
@@ -190,6 +220,7 @@ function toHit(rec: ChunkRecord, rank: number, f: FusedHit): SearchHit {
     doc_id: rec.docId,
     title: rec.title,
     text: rec.text,
+    contents: rec.contents,
     score: f.score,
   };
   if (f.ranks['bm25'] !== undefined) {

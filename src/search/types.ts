@@ -10,6 +10,8 @@ export interface SearchHit {
   doc_id: string;
   title: string;
   text: string;
+  /** The indexed text, FlashRAG style ("Title"\nbody); REST returns it, MCP does not. */
+  contents: string;
   score: number;
   bm25_score?: number;
   bm25_rank?: number;

@@ -5,10 +5,13 @@ import { registerBatchSearch } from './tools/batch-search.js';
 import { registerFetch } from './tools/fetch.js';
 import { registerListCorpora } from './tools/list-corpora.js';
 import { registerSearch } from './tools/search.js';
+import type { Guard } from './tool-context.js';
 
 export interface ServerOptions {
   retriever: Retriever;
   maxBatchQueries: number;
+  /** Admission control and deadlines around retrieval; none by default. */
+  guard?: Guard;
 }
 
 /**
@@ -24,7 +27,12 @@ export function createServer(opts: ServerOptions): { server: McpServer; close: (
         '`fetch` to read a passage in full or its neighbours, `list_corpora` to see what is indexed.',
     },
   );
-  const ctx = { server, retriever: opts.retriever, maxBatchQueries: opts.maxBatchQueries };
+  const ctx = {
+    server,
+    retriever: opts.retriever,
+    maxBatchQueries: opts.maxBatchQueries,
+    guard: opts.guard ?? (<T>(work: () => Promise<T>) => work()),
+  };
   registerSearch(ctx);
   registerBatchSearch(ctx);
   registerFetch(ctx);

@@ -2,10 +2,16 @@ import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import type { Retriever } from '../search/retriever.js';
 import type { Logger } from '../util/log.js';
 import { createServer } from './create-server.js';
+import type { Guard } from './tool-context.js';
 
 /** Serves MCP over stdin/stdout until stdin closes or a signal arrives. */
-export async function serveStdio(retriever: Retriever, maxBatchQueries: number, log: Logger): Promise<void> {
-  const { server, close } = createServer({ retriever, maxBatchQueries });
+export async function serveStdio(
+  retriever: Retriever,
+  maxBatchQueries: number,
+  guard: Guard,
+  log: Logger,
+): Promise<void> {
+  const { server, close } = createServer({ retriever, maxBatchQueries, guard });
   const transport = new StdioServerTransport();
   let closing = false;
   const shutdown = async (why: string): Promise<void> => {

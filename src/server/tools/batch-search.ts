@@ -3,7 +3,7 @@ import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
 import { hitSchema, modeSchema, querySchema, topKSchema } from '../schemas.js';
 import { SEARCH_MODES } from '../../search/types.js';
-import { describeCorpora } from './search.js';
+import { describeCorpora, toHitOut } from './search.js';
 
 export function registerBatchSearch(ctx: ToolContext): void {
   const { server, retriever } = ctx;
@@ -29,11 +29,9 @@ export function registerBatchSearch(ctx: ToolContext): void {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) => {
-      const res = await retriever.searchMany(args.queries, {
-        topK: args.top_k,
-        mode: args.mode,
-        corpus: args.corpus,
-      });
+      const res = await ctx.guard(() =>
+        retriever.searchMany(args.queries, { topK: args.top_k, mode: args.mode, corpus: args.corpus }),
+      );
       const first = res[0];
       const content = res.map((r, i) => ({
         type: 'text' as const,
@@ -44,7 +42,7 @@ export function registerBatchSearch(ctx: ToolContext): void {
         structuredContent: {
           corpus: first?.corpus ?? retriever.defaultCorpus.name,
           mode: first?.mode ?? retriever.modeFor(retriever.defaultCorpus),
-          results: res.map((r) => r.results),
+          results: res.map((r) => r.results.map(toHitOut)),
         },
       };
     },

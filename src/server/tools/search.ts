@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
 import { modeSchema, querySchema, searchResultShape, topKSchema } from '../schemas.js';
+import type { SearchHit } from '../../search/types.js';
 
 export function registerSearch(ctx: ToolContext): void {
   const { server, retriever } = ctx;
@@ -24,19 +25,22 @@ export function registerSearch(ctx: ToolContext): void {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) => {
-      const res = await retriever.search({
-        query: args.query,
-        topK: args.top_k,
-        mode: args.mode,
-        corpus: args.corpus,
-      });
+      const res = await ctx.guard(() =>
+        retriever.search({ query: args.query, topK: args.top_k, mode: args.mode, corpus: args.corpus }),
+      );
       const content =
         res.results.length > 0
           ? res.results.map((h) => ({ type: 'text' as const, text: formatHit(h) }))
           : [{ type: 'text' as const, text: `No passages matched the query in corpus ${res.corpus}.` }];
-      return { content, structuredContent: { ...res } };
+      return { content, structuredContent: { ...res, results: res.results.map(toHitOut) } };
     },
   );
+}
+
+/** A hit as MCP clients see it: `contents` duplicates title and text, so it stays out. */
+export function toHitOut(h: SearchHit): Omit<SearchHit, 'contents'> {
+  const { contents: _contents, ...rest } = h;
+  return rest;
 }
 
 export function describeCorpora(ctx: ToolContext): string {

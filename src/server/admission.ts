@@ -1,0 +1,65 @@
+import { RetrieverError } from '../errors.js';
+
+export interface AdmissionOptions {
+  /** Requests served at once; more are refused with OVERLOADED (HTTP 503 + Retry-After). */
+  maxInFlight: number;
+  /** Per-request deadline, ms; a request past it fails with DEADLINE (HTTP 504). */
+  deadlineMs: number;
+}
+
+/**
+ * Admission control: a bounded number of requests in flight, each with a
+ * deadline, so overload is answered at once instead of piling up until
+ * clients time out. `drain()` waits for the in-flight ones (graceful stop).
+ */
+export class Admission {
+  private active = 0;
+  private closed = false;
+  private readonly idle: Array<() => void> = [];
+
+  constructor(
+    readonly opts: AdmissionOptions,
+    private readonly onChange?: (inFlight: number) => void,
+  ) {}
+
+  get inFlight(): number {
+    return this.active;
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) throw new RetrieverError('OVERLOADED', 'the server is shutting down');
+    if (this.active >= this.opts.maxInFlight) {
+      throw new RetrieverError(
+        'OVERLOADED',
+        `the server is at its limit of ${this.opts.maxInFlight} requests in flight: retry shortly`,
+      );
+    }
+    this.active++;
+    this.onChange?.(this.active);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(
+          () =>
+            reject(
+              new RetrieverError('DEADLINE', `the request took longer than its ${this.opts.deadlineMs} ms deadline`),
+            ),
+          this.opts.deadlineMs,
+        );
+      });
+      return await Promise.race([work(), deadline]);
+    } finally {
+      clearTimeout(timer);
+      this.active--;
+      this.onChange?.(this.active);
+      if (this.active === 0) for (const w of this.idle.splice(0)) w();
+    }
+  }
+
+  /** Refuses new work and resolves when nothing is in flight. */
+  drain(): Promise<void> {
+    this.closed = true;
+    if (this.active === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idle.push(resolve));
+  }
+}

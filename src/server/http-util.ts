@@ -1,0 +1,146 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { describeError, RetrieverError, type ErrorCode } from '../errors.js';
+
+/** HTTP status for each error code; bodies never carry stack traces. */
+export function statusFor(code: ErrorCode | 'NOT_FOUND' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'NOT_READY'): number {
+  switch (code) {
+    case 'BAD_INPUT':
+    case 'UNKNOWN_CORPUS':
+    case 'MODE_UNAVAILABLE':
+      return 400;
+    case 'UNAUTHORIZED':
+      return 401;
+    case 'FORBIDDEN':
+      return 403;
+    case 'NOT_FOUND':
+      return 404;
+    case 'OVERLOADED':
+    case 'NOT_READY':
+      return 503;
+    case 'DEADLINE':
+      return 504;
+    default:
+      return 500;
+  }
+}
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+export function sendError(
+  res: ServerResponse,
+  code: string,
+  message: string,
+  extraHeaders: Record<string, string> = {},
+): void {
+  const status = statusFor(code as ErrorCode);
+  const headers = status === 503 ? { 'retry-after': code === 'NOT_READY' ? '5' : '1', ...extraHeaders } : extraHeaders;
+  sendJson(res, status, { error: { code, message } }, headers);
+}
+
+/** Maps any thrown value to an error response; unexpected errors are logged, not exposed. */
+export function sendThrown(res: ServerResponse, err: unknown, log: (msg: string) => void): string {
+  if (err instanceof RetrieverError) {
+    sendError(res, err.code, err.message);
+    return err.code;
+  }
+  log(`internal error: ${describeError(err)}`);
+  sendError(res, 'INTERNAL', 'internal error (see the server log)');
+  return 'INTERNAL';
+}
+
+export class HttpError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Reads a request body up to `limit` bytes. */
+export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    throw new HttpError('PAYLOAD_TOO_LARGE', `request body is ${declared} bytes; the limit is ${limit}`);
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw new HttpError('PAYLOAD_TOO_LARGE', `request body exceeds the limit of ${limit} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks);
+}
+
+/** Parses a JSON body, insisting on a JSON content type and valid UTF-8 JSON. */
+export function parseJsonBody(req: IncomingMessage, body: Buffer): unknown {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json') {
+    throw new HttpError('UNSUPPORTED_MEDIA_TYPE', `content-type must be application/json, got "${type || 'none'}"`);
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch {
+    throw new HttpError('BAD_INPUT', 'request body is not valid UTF-8');
+  }
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw new HttpError('BAD_INPUT', `malformed JSON: ${(err as Error).message}`);
+  }
+}
+
+export function httpErrorStatus(code: string): number {
+  if (code === 'PAYLOAD_TOO_LARGE') return 413;
+  if (code === 'UNSUPPORTED_MEDIA_TYPE') return 415;
+  if (code === 'METHOD_NOT_ALLOWED') return 405;
+  return statusFor(code as ErrorCode);
+}
+
+/** Constant-time comparison of a presented bearer token with the configured one. */
+export function tokenMatches(header: string | undefined, token: string): boolean {
+  const m = /^Bearer\s+(.+)$/i.exec(header ?? '');
+  if (!m) return false;
+  const a = createHash('sha256')
+    .update(m[1] as string)
+    .digest();
+  const b = createHash('sha256').update(token).digest();
+  return timingSafeEqual(a, b);
+}
+
+const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/**
+ * DNS-rebinding protection for MCP endpoints (required by the MCP spec):
+ * requests without an Origin (non-browser clients) pass; browser origins must
+ * be local or explicitly allowed.
+ */
+export function originAllowed(origin: string | undefined, allowed: readonly string[]): boolean {
+  if (origin === undefined) return true;
+  if (allowed.includes(origin) || allowed.includes('*')) return true;
+  try {
+    return LOCAL_HOSTS.has(new URL(origin).hostname);
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * A small Prometheus registry (text exposition format 0.0.4): counters,
+ * gauges and histograms with labels. No dependency, no background work.
+ */
+type Labels = Record<string, string>;
+
+function labelKey(labels: Labels): string {
+  return Object.keys(labels)
+    .sort()
+    .map((k) => `${k}="${escapeLabel(labels[k] as string)}"`)
+    .join(',');
+}
+
+function escapeLabel(v: string): string {
+  return v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
+}
+
+interface Metric {
+  render(): string;
+}
+
+export class Counter implements Metric {
+  private readonly values = new Map<string, number>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+  ) {}
+
+  inc(labels: Labels = {}, by = 1): void {
+    const k = labelKey(labels);
+    this.values.set(k, (this.values.get(k) ?? 0) + by);
+  }
+
+  get(labels: Labels = {}): number {
+    return this.values.get(labelKey(labels)) ?? 0;
+  }
+
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
+    if (this.values.size === 0) lines.push(`${this.name} 0`);
+    for (const [k, v] of this.values) lines.push(`${this.name}${k ? `{${k}}` : ''} ${v}`);
+    return lines.join('\n');
+  }
+}
+
+export class Gauge implements Metric {
+  private readonly values = new Map<string, number>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    private readonly collect?: () => number,
+  ) {}
+
+  set(value: number, labels: Labels = {}): void {
+    this.values.set(labelKey(labels), value);
+  }
+
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
+    if (this.collect) lines.push(`${this.name} ${this.collect()}`);
+    for (const [k, v] of this.values) lines.push(`${this.name}${k ? `{${k}}` : ''} ${v}`);
+    return lines.join('\n');
+  }
+}
+
+export class Histogram implements Metric {
+  private readonly series = new Map<string, { counts: number[]; sum: number; count: number }>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly buckets: readonly number[],
+  ) {}
+
+  observe(value: number, labels: Labels = {}): void {
+    const k = labelKey(labels);
+    let s = this.series.get(k);
+    if (!s) {
+      s = { counts: new Array<number>(this.buckets.length).fill(0), sum: 0, count: 0 };
+      this.series.set(k, s);
+    }
+    for (let i = 0; i < this.buckets.length; i++) if (value <= (this.buckets[i] as number)) (s.counts[i] as number)++;
+    s.sum += value;
+    s.count++;
+  }
+
+  render(): string {
+    const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`];
+    for (const [k, s] of this.series) {
+      const sep = k ? `${k},` : '';
+      this.buckets.forEach((b, i) => lines.push(`${this.name}_bucket{${sep}le="${b}"} ${s.counts[i]}`));
+      lines.push(`${this.name}_bucket{${sep}le="+Inf"} ${s.count}`);
+      lines.push(`${this.name}_sum${k ? `{${k}}` : ''} ${s.sum}`);
+      lines.push(`${this.name}_count${k ? `{${k}}` : ''} ${s.count}`);
+    }
+    return lines.join('\n');
+  }
+}
+
+export class Registry {
+  private readonly metrics: Metric[] = [];
+
+  counter(name: string, help: string): Counter {
+    return this.add(new Counter(name, help));
+  }
+
+  gauge(name: string, help: string, collect?: () => number): Gauge {
+    return this.add(new Gauge(name, help, collect));
+  }
+
+  histogram(name: string, help: string, buckets: readonly number[]): Histogram {
+    return this.add(new Histogram(name, help, buckets));
+  }
+
+  render(): string {
+    return `${this.metrics.map((m) => m.render()).join('\n')}\n`;
+  }
+
+  private add<T extends Metric>(m: T): T {
+    this.metrics.push(m);
+    return m;
+  }
+}
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
+
+/** The server's metrics, created once per process and shared by every transport. */
+export function createServerMetrics() {
+  const r = new Registry();
+  return {
+    registry: r,
+    requests: r.counter('retriever_requests_total', 'Requests handled, by route, mode and outcome.'),
+    errors: r.counter('retriever_errors_total', 'Requests that failed, by route and error code.'),
+    latency: r.histogram('retriever_request_duration_seconds', 'Request latency, by route and mode.', LATENCY_BUCKETS),
+    encoderBatch: r.histogram('retriever_encoder_batch_size', 'Query texts per encoder batch.', BATCH_BUCKETS),
+    encoderQueue: r.gauge('retriever_encoder_queue_depth', 'Query texts waiting for the encoder.'),
+    inFlight: r.gauge('retriever_inflight_requests', 'Requests being served now.'),
+    cacheHits: r.counter('retriever_cache_hits_total', 'Result cache hits.'),
+    cacheMisses: r.counter('retriever_cache_misses_total', 'Result cache misses.'),
+    rejected: r.counter('retriever_rejected_total', 'Requests refused with 503 because the server was full.'),
+    rss: r.gauge(
+      'process_resident_memory_bytes',
+      'Resident memory of the server process.',
+      () => process.memoryUsage().rss,
+    ),
+  };
+}
+
+export type ServerMetrics = ReturnType<typeof createServerMetrics>;

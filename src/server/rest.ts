@@ -1,0 +1,112 @@
+import { RetrieverError } from '../errors.js';
+import type { Retriever } from '../search/retriever.js';
+import { SEARCH_MODES, type SearchHit, type SearchMode } from '../search/types.js';
+import type { Guard } from './tool-context.js';
+
+/**
+ * REST endpoints compatible with the Python retrieval servers RL trainers
+ * already call, so they can switch servers without code changes:
+ *   POST /retrieve      Search-R1 / verl:  {queries, topk, return_scores}
+ *   POST /search        FlashRAG serving:  {query, top_n, return_score}
+ *   POST /batch_search  FlashRAG serving:  {query: [...], top_n, return_score}
+ * All accept optional `corpus` and `mode`.
+ */
+export interface RestContext {
+  retriever: Retriever;
+  guard: Guard;
+  maxBatchQueries: number;
+}
+
+type Doc = { id: string; contents: string };
+
+function doc(h: SearchHit): Doc {
+  return { id: h.id, contents: h.contents };
+}
+
+function asObject(body: unknown): Record<string, unknown> {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new RetrieverError('BAD_INPUT', 'request body must be a JSON object');
+  }
+  return body as Record<string, unknown>;
+}
+
+function optInt(o: Record<string, unknown>, key: string): number | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v))
+    throw new RetrieverError('BAD_INPUT', `"${key}" must be an integer, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function optBool(o: Record<string, unknown>, key: string, dflt: boolean): boolean {
+  const v = o[key];
+  if (v === undefined || v === null) return dflt;
+  if (typeof v !== 'boolean')
+    throw new RetrieverError('BAD_INPUT', `"${key}" must be true or false, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function optMode(o: Record<string, unknown>): SearchMode | undefined {
+  const v = o['mode'];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || !(SEARCH_MODES as readonly string[]).includes(v)) {
+    throw new RetrieverError('BAD_INPUT', `"mode" must be one of ${SEARCH_MODES.join(', ')}, got ${JSON.stringify(v)}`);
+  }
+  return v as SearchMode;
+}
+
+function optCorpus(o: Record<string, unknown>): string | undefined {
+  const v = o['corpus'];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw new RetrieverError('BAD_INPUT', '"corpus" must be a string');
+  return v;
+}
+
+function queryList(v: unknown, key: string, max: number): string[] {
+  if (!Array.isArray(v)) throw new RetrieverError('BAD_INPUT', `"${key}" must be a list of strings`);
+  if (v.length === 0) throw new RetrieverError('BAD_INPUT', `"${key}" is empty: send at least one query`);
+  if (v.length > max)
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `"${key}" holds ${v.length} queries; the limit is ${max} per request: split the batch`,
+    );
+  v.forEach((q, i) => {
+    if (typeof q !== 'string') throw new RetrieverError('BAD_INPUT', `"${key}"[${i}] must be a string`);
+  });
+  return v as string[];
+}
+
+async function run(ctx: RestContext, o: Record<string, unknown>, queries: string[], topK: number | undefined) {
+  const mode = optMode(o);
+  const corpus = optCorpus(o);
+  return ctx.guard(() => ctx.retriever.searchMany(queries, { topK, mode, corpus }));
+}
+
+export async function handleRetrieve(ctx: RestContext, body: unknown): Promise<unknown> {
+  const o = asObject(body);
+  const queries = queryList(o['queries'], 'queries', ctx.maxBatchQueries);
+  const withScores = optBool(o, 'return_scores', false);
+  const results = await run(ctx, o, queries, optInt(o, 'topk'));
+  return {
+    result: results.map((r) => r.results.map((h) => (withScores ? { document: doc(h), score: h.score } : doc(h)))),
+  };
+}
+
+export async function handleFlashSearch(ctx: RestContext, body: unknown): Promise<unknown> {
+  const o = asObject(body);
+  if (typeof o['query'] !== 'string')
+    throw new RetrieverError('BAD_INPUT', '"query" must be a string (use /batch_search for a list)');
+  const withScores = optBool(o, 'return_score', false);
+  const [r] = await run(ctx, o, [o['query']], optInt(o, 'top_n'));
+  const hits = (r as { results: SearchHit[] }).results;
+  return withScores ? [hits.map(doc), hits.map((h) => h.score)] : hits.map(doc);
+}
+
+export async function handleFlashBatchSearch(ctx: RestContext, body: unknown): Promise<unknown> {
+  const o = asObject(body);
+  const queries = queryList(o['query'], 'query', ctx.maxBatchQueries);
+  const withScores = optBool(o, 'return_score', false);
+  const results = await run(ctx, o, queries, optInt(o, 'top_n'));
+  const docs = results.map((r) => r.results.map(doc));
+  return withScores ? [docs, results.map((r) => r.results.map((h) => h.score))] : docs;
+}

@@ -1,0 +1,228 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeJsonl } from '../helpers/build.js';
+import { TINY_MODEL } from '../helpers/encoder.js';
+import { postJson, startHttpServer, type RunningServer } from '../helpers/http-server.js';
+import { runBin, type ToolText } from '../helpers/mcp.js';
+import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
+
+const tmp = makeTempDir();
+const indexDir = join(tmp.dir, 'indexes');
+const PASSAGES = Array.from({ length: 40 }, (_, i) => ({
+  id: `w${i}`,
+  contents: `"Topic ${i}"\nParagraph ${i} is about ${['rivers', 'kings', 'films', 'music'][i % 4]} and number ${i * 7}.`,
+}));
+let srv: RunningServer;
+
+beforeAll(async () => {
+  if (!HAS_SHARED) return;
+  const input = writeJsonl(tmp.dir, 'w.jsonl', PASSAGES);
+  const r = runBin(BIN.build, [
+    '--name',
+    'w',
+    '--input',
+    input,
+    '--format',
+    'wiki18',
+    '--index-dir',
+    indexDir,
+    '--model-path',
+    TINY_MODEL,
+  ]);
+  expect(r.status, r.stderr).toBe(0);
+  srv = await startHttpServer(['--corpus', 'w', '--index-dir', indexDir]);
+});
+afterAll(async () => {
+  await srv?.stop();
+  tmp.cleanup();
+});
+
+async function mcpClient(transport: StreamableHTTPClientTransport | SSEClientTransport): Promise<Client> {
+  const c = new Client({ name: 'http-test', version: '0' });
+  await c.connect(transport);
+  return c;
+}
+
+describe.skipIf(!HAS_SHARED)('HTTP transport (real server process)', () => {
+  it('answers /health and /ready, and exposes Prometheus metrics', async () => {
+    expect(await (await fetch(`${srv.url}/health`)).json()).toEqual({ status: 'ok' });
+    expect(await (await fetch(`${srv.url}/ready`)).json()).toEqual({ status: 'ready', corpora: ['w'] });
+    await postJson(`${srv.url}/retrieve`, { queries: ['rivers'] });
+    const m = await (await fetch(`${srv.url}/metrics`)).text();
+    expect(m).toMatch(/# TYPE retriever_request_duration_seconds histogram/);
+    expect(m).toMatch(/retriever_requests_total\{route="\/retrieve",status="ok"\} \d+/);
+    expect(m).toMatch(/retriever_encoder_batch_size_count \d+/);
+    expect(m).toMatch(/retriever_cache_hits_total/);
+  });
+
+  it('serves MCP over Streamable HTTP with a session', async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${srv.url}/mcp`));
+    const c = await mcpClient(transport);
+    try {
+      expect(transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+      const { tools } = await c.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(['batch_search', 'fetch', 'list_corpora', 'search']);
+      const r = (await c.callTool({ name: 'search', arguments: { query: 'kings number 7', top_k: 2 } })) as ToolText;
+      expect((r.structuredContent as { mode: string; results: unknown[] }).results).toHaveLength(2);
+    } finally {
+      await transport.terminateSession();
+      await c.close();
+    }
+  });
+
+  it('serves stateless MCP requests (no initialize, no session id)', async () => {
+    const r = await postJson(
+      `${srv.url}/mcp`,
+      {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'search', arguments: { query: 'films', top_k: 1, mode: 'bm25' } },
+      },
+      { accept: 'application/json, text/event-stream' },
+    );
+    expect(r.status).toBe(200);
+    expect(r.headers.get('mcp-session-id')).toBeNull();
+    expect(
+      (r.json as unknown as { result: { structuredContent: { results: unknown[] } } }).result.structuredContent.results,
+    ).toHaveLength(1);
+  });
+
+  it('serves MCP over legacy SSE', async () => {
+    const c = await mcpClient(new SSEClientTransport(new URL(`${srv.url}/sse`)));
+    try {
+      const r = (await c.callTool({
+        name: 'search',
+        arguments: { query: 'music', top_k: 1, mode: 'bm25' },
+      })) as ToolText;
+      expect(r.isError).toBeFalsy();
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('answers the Search-R1 /retrieve contract, with and without scores', async () => {
+    const withScores = await postJson(`${srv.url}/retrieve`, {
+      queries: ['rivers', 'films'],
+      topk: 3,
+      return_scores: true,
+    });
+    expect(withScores.status).toBe(200);
+    const result = (
+      withScores.json as unknown as {
+        result: Array<Array<{ document: { id: string; contents: string }; score: number }>>;
+      }
+    ).result;
+    expect(result).toHaveLength(2);
+    expect(result[0]).toHaveLength(3);
+    expect(result[0]![0]!.document.contents).toMatch(/^"Topic \d+"\n/);
+    expect(typeof result[0]![0]!.score).toBe('number');
+    const bare = await postJson(`${srv.url}/retrieve`, { queries: ['rivers'], topk: 2 });
+    expect((bare.json as unknown as { result: Array<Array<{ id: string; contents: string }>> }).result[0]![0]).toEqual({
+      id: result[0]![0]!.document.id,
+      contents: result[0]![0]!.document.contents,
+    });
+  });
+
+  it('answers the FlashRAG /search and /batch_search forms', async () => {
+    const one = await postJson(`${srv.url}/search`, { query: 'kings', top_n: 2, return_score: true });
+    const [docs, scores] = one.json as unknown as [Array<{ id: string }>, number[]];
+    expect(docs).toHaveLength(2);
+    expect(scores).toHaveLength(2);
+    const many = await postJson(`${srv.url}/batch_search`, { query: ['kings', 'music'], top_n: 1 });
+    expect((many.json as unknown as unknown[][]).map((d) => d.length)).toEqual([1, 1]);
+  });
+
+  it('returns the same fused list for the same query every time', async () => {
+    const runs = await Promise.all(
+      [1, 2, 3].map(() =>
+        postJson(`${srv.url}/retrieve`, {
+          queries: ['number 14 kings'],
+          topk: 10,
+          return_scores: true,
+          mode: 'hybrid',
+        }),
+      ),
+    );
+    expect(runs[1]!.text).toBe(runs[0]!.text);
+    expect(runs[2]!.text).toBe(runs[0]!.text);
+  });
+
+  it('rejects bad requests with a JSON error and the right status', async () => {
+    const cases: Array<[unknown, string | undefined, number, RegExp]> = [
+      ['{oops', 'application/json', 400, /malformed JSON/],
+      [{ queries: [] }, 'application/json', 400, /empty/],
+      [{ queries: Array.from({ length: 10_000 }, () => 'q') }, 'application/json', 400, /limit is 256/],
+      [{ queries: ['x'], topk: 0 }, 'application/json', 400, /top_k/],
+      [{ queries: ['x'], topk: 2.5 }, 'application/json', 400, /integer/],
+      [{ queries: ['x'], mode: 'magic' }, 'application/json', 400, /mode/],
+      [{ queries: ['x'], corpus: 'nope' }, 'application/json', 400, /unknown corpus/],
+      [{ queries: ['   '] }, 'application/json', 400, /empty/],
+      [{ queries: ['x'] }, 'text/plain', 415, /content-type/],
+    ];
+    for (const [body, type, status, msg] of cases) {
+      const r = await fetch(`${srv.url}/retrieve`, {
+        method: 'POST',
+        headers: type ? { 'content-type': type } : {},
+        body: typeof body === 'string' ? body : JSON.stringify(body),
+      });
+      expect(r.status, JSON.stringify(body).slice(0, 50)).toBe(status);
+      const j = (await r.json()) as { error: { code: string; message: string } };
+      expect(j.error.message).toMatch(msg);
+      expect(JSON.stringify(j)).not.toMatch(/at .*\.js:\d+/); // no stack traces
+    }
+    const big = await postJson(`${srv.url}/retrieve`, { queries: ['x'.repeat(2 << 20)] });
+    expect(big.status).toBe(413);
+    expect((await fetch(`${srv.url}/nope`)).status).toBe(404);
+    expect((await fetch(`${srv.url}/retrieve`)).status).toBe(405);
+    // and the server is still fine
+    expect((await postJson(`${srv.url}/retrieve`, { queries: ['rivers'] })).status).toBe(200);
+  });
+
+  it('refuses browser origins other than localhost on MCP endpoints (DNS rebinding)', async () => {
+    const evil = await postJson(
+      `${srv.url}/mcp`,
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { origin: 'http://evil.example', accept: 'application/json, text/event-stream' },
+    );
+    expect(evil.status).toBe(403);
+    const local = await postJson(
+      `${srv.url}/mcp`,
+      { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+      { origin: 'http://localhost:3000', accept: 'application/json, text/event-stream' },
+    );
+    expect(local.status).toBe(200);
+  });
+});
+
+describe.skipIf(!HAS_SHARED)('HTTP access control and shutdown', () => {
+  it('requires the bearer token everywhere but /health, and drains on SIGTERM with exit 0', async () => {
+    const s = await startHttpServer(['--corpus', 'w', '--index-dir', indexDir], { RETRIEVER_MCP_TOKEN: 's3cret' });
+    try {
+      expect((await fetch(`${s.url}/health`)).status).toBe(200);
+      expect((await postJson(`${s.url}/retrieve`, { queries: ['x'] })).status).toBe(401);
+      expect((await postJson(`${s.url}/retrieve`, { queries: ['x'] }, { authorization: 'Bearer wrong' })).status).toBe(
+        401,
+      );
+      expect((await fetch(`${s.url}/metrics`)).status).toBe(401);
+      expect((await postJson(`${s.url}/retrieve`, { queries: ['x'] }, { authorization: 'Bearer s3cret' })).status).toBe(
+        200,
+      );
+      const inflight = Array.from({ length: 20 }, (_, i) =>
+        postJson(`${s.url}/retrieve`, { queries: [`drain ${i}`] }, { authorization: 'Bearer s3cret' }),
+      );
+      const code = s.stop();
+      const statuses = (await Promise.allSettled(inflight)).map((r) =>
+        r.status === 'fulfilled' ? r.value.status : 'refused',
+      );
+      expect(statuses.every((x) => x === 200 || x === 'refused')).toBe(true);
+      expect(await code).toBe(0);
+      expect(s.stderr()).toMatch(/SIGTERM: draining/);
+    } finally {
+      s.child.kill('SIGKILL');
+    }
+  });
+});

@@ -1,0 +1,149 @@
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDensePhase } from '../../src/build/dense-phase.js';
+import { ANN_DEFAULTS } from '../../src/index/dense/ann.js';
+import { openDenseArm } from '../../src/index/dense/dense-arm.js';
+import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
+import { Retriever } from '../../src/search/retriever.js';
+import type { QueryEncoder } from '../../src/search/types.js';
+import { Admission } from '../../src/server/admission.js';
+import { createServer } from '../../src/server/create-server.js';
+import { createHttpServer } from '../../src/server/http.js';
+import { McpHttp } from '../../src/server/mcp-http.js';
+import { createServerMetrics } from '../../src/server/metrics.js';
+import { silentLogger } from '../../src/util/log.js';
+import { build, writeJsonl } from '../helpers/build.js';
+import { openTinyEncoder } from '../helpers/encoder.js';
+import { postJson } from '../helpers/http-server.js';
+import { HAS_SHARED, makeTempDir } from '../helpers/paths.js';
+
+const tmp = makeTempDir();
+let corpus: OpenCorpus;
+let url: string;
+let close: () => Promise<void>;
+let release: () => void = () => {};
+const metrics = createServerMetrics();
+
+/** Our QueryEncoder interface, stuck until the test releases it. */
+const stuck: QueryEncoder = {
+  id: 'stuck',
+  dim: 32,
+  embedQueries: (texts) =>
+    new Promise((resolve) => {
+      const prev = release;
+      release = () => {
+        prev();
+        resolve(texts.map(() => new Float32Array(32).fill(1 / Math.sqrt(32))));
+      };
+    }),
+};
+
+beforeAll(async () => {
+  if (!HAS_SHARED) return;
+  const enc = await openTinyEncoder();
+  const input = writeJsonl(
+    tmp.dir,
+    'c.jsonl',
+    Array.from({ length: 30 }, (_, i) => ({ id: `d${i}`, contents: `"T${i}"\nriver ${i} bank` })),
+  );
+  const dense = createDensePhase({
+    encoder: enc,
+    source: { kind: 'local', path: '/x' },
+    vectorsDtype: 'f32',
+    ann: ANN_DEFAULTS,
+    exactBelow: 1000,
+    annThreads: 1,
+  });
+  await build({ name: 'c', input, format: 'wiki18', indexDir: join(tmp.dir, 'idx'), dense });
+  await enc.close();
+  corpus = openCorpus(join(tmp.dir, 'idx'), 'c', (dir, m, hint) =>
+    openDenseArm(dir, m.dense!, hint, { mmap: true, rescoreFactor: 4 }),
+  );
+  const retriever = new Retriever([corpus], new Map([['c', stuck]]), {
+    topK: 3,
+    maxTopK: 100,
+    maxQueryChars: 8192,
+    candidates: 100,
+    rrfK: 60,
+    weights: { bm25: 1, dense: 1 },
+  });
+  const admission = new Admission({ maxInFlight: 3, deadlineMs: 300 }, (n) => metrics.inFlight.set(n));
+  const guard = <T>(work: () => Promise<T>) => admission.run(work);
+  const mcp = new McpHttp(
+    () => createServer({ retriever, maxBatchQueries: 256, guard }).server,
+    { stateless: false, sessionTtlMs: 60_000, maxSessions: 100 },
+    silentLogger,
+  );
+  const server = createHttpServer(
+    {
+      retriever: () => retriever,
+      mcp: () => mcp,
+      rest: () => ({ retriever, guard, maxBatchQueries: 256 }),
+      admission,
+      metrics,
+      log: silentLogger,
+    },
+    { allowedOrigins: [], corsOrigins: [], maxBodyBytes: 1 << 20 },
+  );
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  close = async () => {
+    release();
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  };
+});
+afterAll(async () => {
+  await close?.();
+  corpus?.close();
+  tmp.cleanup();
+});
+
+describe.skipIf(!HAS_SHARED)('faults while serving (stuck encoder, overload, disconnects)', () => {
+  it('a stuck encoder costs a request its deadline (504), not the server', async () => {
+    const t0 = performance.now();
+    const r = await postJson(`${url}/retrieve`, { queries: ['river'], mode: 'hybrid' });
+    expect(r.status).toBe(504);
+    expect((r.json as unknown as { error: { code: string } }).error.code).toBe('DEADLINE');
+    expect(performance.now() - t0).toBeLessThan(2000);
+    const ok = await postJson(`${url}/retrieve`, { queries: ['river'], mode: 'bm25' });
+    expect(ok.status).toBe(200);
+    release();
+  });
+
+  it('answers 503 with Retry-After at once when the in-flight limit is reached', async () => {
+    const slow = [1, 2, 3].map((i) => postJson(`${url}/retrieve`, { queries: [`busy ${i}`], mode: 'dense' }));
+    await new Promise((r) => setTimeout(r, 50));
+    const t0 = performance.now();
+    const r = await postJson(`${url}/retrieve`, { queries: ['one more'], mode: 'bm25' });
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toBe('1');
+    expect(performance.now() - t0).toBeLessThan(200);
+    release();
+    await Promise.all(slow);
+    expect(metrics.rejected.get({ route: '/retrieve' })).toBeGreaterThanOrEqual(1);
+    expect((await postJson(`${url}/retrieve`, { queries: ['after'], mode: 'bm25' })).status).toBe(200);
+  });
+
+  it('survives clients that disconnect mid-request', async () => {
+    for (let i = 0; i < 5; i++) {
+      const ctrl = new AbortController();
+      const p = fetch(`${url}/retrieve`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ queries: [`gone ${i}`], mode: 'dense' }),
+        signal: ctrl.signal,
+      })
+        .then((r) => r.status)
+        .catch((e: Error) => e.name);
+      await new Promise((r) => setTimeout(r, 20));
+      ctrl.abort();
+      // aborted while stuck, or refused at once once the gone requests fill the in-flight slots
+      expect(['AbortError', 503]).toContain(await p);
+    }
+    release();
+    await new Promise((r) => setTimeout(r, 350)); // their deadlines pass
+    expect((await postJson(`${url}/retrieve`, { queries: ['still here'], mode: 'bm25' })).status).toBe(200);
+  });
+});
