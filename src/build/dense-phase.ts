@@ -7,6 +7,7 @@ import { INDEX_FILES } from '../index/layout.js';
 import type { DenseManifest, EncoderSource } from '../index/manifest.js';
 import { ChunkStore } from '../store/chunk-store.js';
 import { createProgress, formatCount } from '../util/progress.js';
+import { importVectors, type VectorImport } from './import-vectors.js';
 import type { DensePhase, DensePhaseContext } from './build-index.js';
 
 export interface DensePhaseOptions {
@@ -20,6 +21,8 @@ export interface DensePhaseOptions {
   annThreads: number;
   /** Chunks per embedding window (the resume unit); default WINDOW. */
   windowSize?: number;
+  /** Copy published vectors instead of encoding the chunks. */
+  importFrom?: VectorImport;
 }
 
 /**
@@ -35,7 +38,12 @@ export function createDensePhase(opts: DensePhaseOptions): DensePhase {
   const e = opts.encoder;
   return {
     counter: e.tokenCounter,
-    fingerprint: JSON.stringify({ ...e.settings, dtype: opts.vectorsDtype, window: opts.windowSize ?? WINDOW }),
+    fingerprint: JSON.stringify({
+      ...e.settings,
+      dtype: opts.vectorsDtype,
+      window: opts.windowSize ?? WINDOW,
+      import: opts.importFrom?.path ?? null,
+    }),
     run: (ctx) => runDense(opts, ctx),
   };
 }
@@ -45,34 +53,14 @@ async function runDense(
   ctx: DensePhaseContext,
 ): Promise<{ manifest: DenseManifest; files: string[] }> {
   const enc = opts.encoder;
-  const W = opts.windowSize ?? WINDOW;
   const vectorsPath = join(ctx.dir, INDEX_FILES.vectors);
   const writer = new VectorWriter(vectorsPath, enc.dim, opts.vectorsDtype, ctx.resume);
-  const done = Math.min(ctx.chunkCount, Math.floor(writer.count / W) * W);
-  writer.truncate(done);
-  if (done > 0)
-    ctx.log.info(`resume: ${formatCount(done)} of ${formatCount(ctx.chunkCount)} chunk vectors already computed`);
-  const store = new ChunkStore(ctx.storePath);
-  const progress = createProgress({
-    label: `embed ${enc.settings.model}`,
-    total: ctx.chunkCount,
-    unit: 'chunks',
-    enabled: ctx.progress,
-  });
   try {
-    const windowAt = (start: number): string[] | undefined =>
-      start < ctx.chunkCount ? store.contentsRange(start, Math.min(ctx.chunkCount, start + W)) : undefined;
-    let next = windowAt(done);
-    for (let start = done; start < ctx.chunkCount; start += W) {
-      const pending = enc.embedPassages(next as string[]);
-      // read the next window from SQLite while the encoder thread works
-      next = windowAt(start + W);
-      writer.append(await pending);
-      progress.update(writer.count);
-    }
-    progress.finish();
+    if (opts.importFrom) {
+      if (writer.count > 0) ctx.log.info(`resume: ${formatCount(writer.count)} vectors already imported`);
+      await importVectors(opts.importFrom, enc, writer, ctx.chunkCount, ctx.storePath, ctx.log, ctx.progress);
+    } else await embedChunks(opts, ctx, writer);
   } finally {
-    store.close();
     writer.close();
   }
 
@@ -117,6 +105,37 @@ async function runDense(
     },
     files,
   };
+}
+
+async function embedChunks(opts: DensePhaseOptions, ctx: DensePhaseContext, writer: VectorWriter): Promise<void> {
+  const enc = opts.encoder;
+  const W = opts.windowSize ?? WINDOW;
+  const done = Math.min(ctx.chunkCount, Math.floor(writer.count / W) * W);
+  writer.truncate(done);
+  if (done > 0)
+    ctx.log.info(`resume: ${formatCount(done)} of ${formatCount(ctx.chunkCount)} chunk vectors already computed`);
+  const store = new ChunkStore(ctx.storePath);
+  const progress = createProgress({
+    label: `embed ${enc.settings.model}`,
+    total: ctx.chunkCount,
+    unit: 'chunks',
+    enabled: ctx.progress,
+  });
+  try {
+    const windowAt = (start: number): string[] | undefined =>
+      start < ctx.chunkCount ? store.contentsRange(start, Math.min(ctx.chunkCount, start + W)) : undefined;
+    let next = windowAt(done);
+    for (let start = done; start < ctx.chunkCount; start += W) {
+      const pending = enc.embedPassages(next as string[]);
+      // read the next window from SQLite while the encoder thread works
+      next = windowAt(start + W);
+      writer.append(await pending);
+      progress.update(writer.count);
+    }
+    progress.finish();
+  } finally {
+    store.close();
+  }
 }
 
 function buildAnn(opts: DensePhaseOptions, vectorsPath: string, ctx: DensePhaseContext, annPath: string): void {

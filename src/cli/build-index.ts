@@ -67,6 +67,22 @@ export async function main(argv: string[]): Promise<void> {
       describe: 'prepended to passages (e5 convention)',
     })
     .options(ENCODER_RUNTIME_OPTIONS)
+    .option('vectors', {
+      type: 'string',
+      describe:
+        'import precomputed passage vectors (.npy, .fbin or a FAISS flat .index) instead of encoding; row i = chunk i',
+    })
+    .option('faiss-index', {
+      type: 'string',
+      describe: 'import vectors from a FAISS IndexFlatIP/L2 file (e.g. e5_Flat.index)',
+    })
+    .option('spot-check', {
+      type: 'number',
+      default: 0,
+      describe:
+        'with --vectors: re-embed N evenly spaced chunks and require cosine ≥ --spot-check-min (needs the real model)',
+    })
+    .option('spot-check-min', { type: 'number', default: 0.99, describe: 'lowest acceptable spot-check cosine' })
     .option('vectors-dtype', {
       choices: ['f32', 'f16'] as const,
       default: 'f32' as const,
@@ -193,6 +209,10 @@ interface DenseArgs {
   'ann-ef-search': number;
   'ann-quantization': 'f32' | 'f16' | 'i8';
   'ann-threads': number;
+  vectors?: string;
+  'faiss-index'?: string;
+  'spot-check': number;
+  'spot-check-min': number;
 }
 
 async function openDensePhase(
@@ -223,6 +243,12 @@ async function openDensePhase(
     passagePrefix: args['passage-prefix'],
     ...(args['model-path'] ? { modelPath: args['model-path'] } : {}),
   };
+  if (args.vectors !== undefined && args['faiss-index'] !== undefined) {
+    throw new RetrieverError('BAD_INPUT', 'give either --vectors or --faiss-index, not both');
+  }
+  checkInt('--spot-check', args['spot-check'], 0, 100_000);
+  const vectorsPath = args['faiss-index'] ?? args.vectors;
+  if (vectorsPath !== undefined) checkInputFile(vectorsPath);
   const { encoder, source } = await openEncoder(choice, hubConfig(args, log, progress));
   log.info(`encoder ${encoder.id} on ${args.device} (dim ${encoder.dim})`);
   const phase = createDensePhase({
@@ -231,6 +257,16 @@ async function openDensePhase(
     vectorsDtype: args['vectors-dtype'],
     exactBelow: args['exact-below'],
     annThreads: args['ann-threads'],
+    ...(vectorsPath !== undefined
+      ? {
+          importFrom: {
+            path: vectorsPath,
+            ...(args['faiss-index'] !== undefined ? { format: 'faiss' as const } : {}),
+            spotCheck: args['spot-check'],
+            minCosine: args['spot-check-min'],
+          },
+        }
+      : {}),
     ann: {
       connectivity: args['ann-m'],
       expansionAdd: args['ann-ef-construction'],
