@@ -1,68 +1,72 @@
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort } from 'node:worker_threads';
 import { describeError } from '../errors.js';
 import { EmbedCore, type EmbedCoreOptions } from './embed-core.js';
 import type { ModelFiles } from './model-files.js';
 
 /**
- * The encoder's own thread: ONNX Runtime's Node binding runs inference
- * synchronously, so the session lives here and the server's event loop stays
- * free. Requests are served one at a time, in arrival order.
+ * The process's encoder thread. ONNX Runtime's Node binding runs inference
+ * synchronously and cannot be loaded again in a second thread of the same
+ * process, so one long-lived thread hosts every encoder session and serves
+ * requests one at a time, in arrival order; the server's event loop stays free.
  */
-export interface EncoderWorkerInit {
-  files: ModelFiles;
-  options: EmbedCoreOptions;
-}
-
-export type ToEncoder = { type: 'embed'; id: number; texts: string[] } | { type: 'close' };
+export type ToEncoder =
+  | { type: 'open'; session: number; files: ModelFiles; options: EmbedCoreOptions }
+  | { type: 'embed'; session: number; id: number; texts: string[] }
+  | { type: 'close'; session: number };
 
 export type FromEncoder =
-  | { type: 'ready'; dim: number; output: string }
-  | { type: 'init-error'; message: string }
-  | { type: 'done'; id: number; dim: number; data: Float32Array }
-  | { type: 'error'; id: number; message: string };
+  | { type: 'ready'; session: number; dim: number; output: string }
+  | { type: 'open-error'; session: number; message: string }
+  | { type: 'done'; session: number; id: number; dim: number; data: Float32Array }
+  | { type: 'error'; session: number; id: number; message: string }
+  | { type: 'closed'; session: number };
 
 const port = parentPort;
 if (port) {
-  const init = workerData as EncoderWorkerInit;
-  let core: EmbedCore | undefined;
+  const sessions = new Map<number, EmbedCore>();
   const queue: ToEncoder[] = [];
   let busy = false;
+
+  const handle = async (msg: ToEncoder): Promise<FromEncoder> => {
+    if (msg.type === 'open') {
+      try {
+        const core = await EmbedCore.open(msg.files, msg.options);
+        sessions.set(msg.session, core);
+        return { type: 'ready', session: msg.session, dim: core.dim, output: core.output };
+      } catch (err) {
+        return { type: 'open-error', session: msg.session, message: describeError(err) };
+      }
+    }
+    if (msg.type === 'close') {
+      await sessions.get(msg.session)?.close();
+      sessions.delete(msg.session);
+      return { type: 'closed', session: msg.session };
+    }
+    const core = sessions.get(msg.session);
+    try {
+      if (!core) throw new Error(`encoder session ${msg.session} is not open`);
+      const vecs = await core.embed(msg.texts);
+      const data = new Float32Array(vecs.length * core.dim);
+      vecs.forEach((v, i) => data.set(v, i * core.dim));
+      return { type: 'done', session: msg.session, id: msg.id, dim: core.dim, data };
+    } catch (err) {
+      return { type: 'error', session: msg.session, id: msg.id, message: describeError(err) };
+    }
+  };
+
   const pump = async (): Promise<void> => {
     if (busy) return;
     busy = true;
     while (queue.length > 0) {
-      const msg = queue.shift() as ToEncoder;
-      if (msg.type === 'close') {
-        await core?.close();
-        process.exit(0);
-      }
-      try {
-        const vecs = await (core as EmbedCore).embed(msg.texts);
-        const dim = (core as EmbedCore).dim;
-        const data = new Float32Array(vecs.length * dim);
-        vecs.forEach((v, i) => data.set(v, i * dim));
-        const reply: FromEncoder = { type: 'done', id: msg.id, dim, data };
-        port.postMessage(reply, [data.buffer]);
-      } catch (err) {
-        const reply: FromEncoder = { type: 'error', id: msg.id, message: describeError(err) };
-        port.postMessage(reply);
-      }
+      const reply = await handle(queue.shift() as ToEncoder);
+      if (reply.type === 'done') port.postMessage(reply, [reply.data.buffer as ArrayBuffer]);
+      else port.postMessage(reply);
     }
     busy = false;
   };
-  EmbedCore.open(init.files, init.options).then(
-    (c) => {
-      core = c;
-      const reply: FromEncoder = { type: 'ready', dim: c.dim, output: c.output };
-      port.postMessage(reply);
-      port.on('message', (msg: ToEncoder) => {
-        queue.push(msg);
-        void pump();
-      });
-    },
-    (err: unknown) => {
-      const reply: FromEncoder = { type: 'init-error', message: describeError(err) };
-      port.postMessage(reply);
-    },
-  );
+
+  port.on('message', (msg: ToEncoder) => {
+    queue.push(msg);
+    void pump();
+  });
 }

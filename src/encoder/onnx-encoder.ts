@@ -1,10 +1,10 @@
-import { Worker } from 'node:worker_threads';
 import { RetrieverError } from '../errors.js';
 import type { TokenCounter } from '../ingest/chunker.js';
 import type { Pooling } from './embed-core.js';
 import type { Encoder, EncoderSettings } from './encoder.js';
 import { encoderId } from './encoder.js';
-import type { EncoderWorkerInit, FromEncoder, ToEncoder } from './encoder-worker.js';
+import { encoderHost } from './encoder-host.js';
+import type { FromEncoder, ToEncoder } from './encoder-worker.js';
 import type { ModelFiles } from './model-files.js';
 import type { Device } from './onnx-session.js';
 import { WordPieceTokenizer } from './wordpiece.js';
@@ -37,9 +37,10 @@ export class OnnxEncoder implements Encoder {
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
   private dead: Error | undefined;
+  private closed: (() => void) | undefined;
 
   private constructor(
-    private readonly worker: Worker,
+    private readonly session: number,
     dim: number,
     opts: OnnxEncoderOptions,
   ) {
@@ -62,15 +63,27 @@ export class OnnxEncoder implements Encoder {
       words: (text) => tokenizer.wordSpans(text),
       count: (text) => tokenizer.countTokens(text),
     };
-    // the thread never keeps the process alive by itself; close() ends it cleanly
-    worker.unref();
-    worker.on('message', (msg: FromEncoder) => this.onMessage(msg));
-    worker.on('error', (err) => this.die(err));
-    worker.on('exit', (code) => this.die(new RetrieverError('MODEL', `the encoder thread exited (code ${code})`)));
   }
 
   static async open(opts: OnnxEncoderOptions): Promise<OnnxEncoder> {
-    const init: EncoderWorkerInit = {
+    let encoder: OnnxEncoder | undefined;
+    let settle: ((dim: number) => void) | undefined;
+    let fail: ((e: Error) => void) | undefined;
+    const ready = new Promise<number>((resolve, reject) => {
+      settle = resolve;
+      fail = reject;
+    });
+    const session = encoderHost.newSession((msg) => {
+      if (msg.type === 'ready') settle?.(msg.dim);
+      else if (msg.type === 'open-error') {
+        const err = new RetrieverError('MODEL', msg.message);
+        fail?.(err);
+        encoder?.die(err);
+      } else encoder?.onMessage(msg);
+    });
+    const init: ToEncoder = {
+      type: 'open',
+      session,
       files: opts.files,
       options: {
         device: opts.device,
@@ -80,23 +93,15 @@ export class OnnxEncoder implements Encoder {
         pooling: opts.pooling,
       },
     };
-    const worker = new Worker(workerUrl(), { workerData: init });
-    const dim = await new Promise<number>((resolve, reject) => {
-      const onMsg = (msg: FromEncoder): void => {
-        worker.off('message', onMsg);
-        if (msg.type === 'ready') resolve(msg.dim);
-        else if (msg.type === 'init-error') reject(new RetrieverError('MODEL', msg.message));
-        else reject(new RetrieverError('MODEL', `unexpected message from the encoder thread: ${msg.type}`));
-      };
-      worker.on('message', onMsg);
-      worker.once('error', (err) =>
-        reject(new RetrieverError('MODEL', `the encoder thread failed to start: ${err.message}`)),
-      );
-    }).catch(async (err: unknown) => {
-      await worker.terminate();
+    try {
+      encoderHost.post(init);
+      const dim = await ready;
+      encoder = new OnnxEncoder(session, dim, opts);
+      return encoder;
+    } catch (err) {
+      encoderHost.endSession(session);
       throw err;
-    });
-    return new OnnxEncoder(worker, dim, opts);
+    }
   }
 
   embedQueries(texts: string[]): Promise<Float32Array[]> {
@@ -114,26 +119,23 @@ export class OnnxEncoder implements Encoder {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      const msg: ToEncoder = { type: 'embed', id, texts };
-      this.worker.postMessage(msg);
+      const msg: ToEncoder = { type: 'embed', session: this.session, id, texts };
+      encoderHost.post(msg);
     });
   }
 
   async close(): Promise<void> {
     if (this.dead) return;
     this.dead = new RetrieverError('MODEL', 'the encoder is closed');
-    const msg: ToEncoder = { type: 'close' };
-    this.worker.postMessage(msg);
     await new Promise<void>((resolve) => {
-      const t = setTimeout(() => void this.worker.terminate().then(() => resolve()), 2000);
-      this.worker.once('exit', () => {
-        clearTimeout(t);
-        resolve();
-      });
+      this.closed = resolve;
+      encoderHost.post({ type: 'close', session: this.session });
     });
+    encoderHost.endSession(this.session);
   }
 
   private onMessage(msg: FromEncoder): void {
+    if (msg.type === 'closed') this.closed?.();
     if (msg.type !== 'done' && msg.type !== 'error') return;
     const p = this.pending.get(msg.id);
     if (!p) return;
@@ -148,16 +150,9 @@ export class OnnxEncoder implements Encoder {
     p.resolve(out);
   }
 
-  private die(err: Error): void {
+  die(err: Error): void {
     this.dead ??= err instanceof RetrieverError ? err : new RetrieverError('MODEL', `encoder thread: ${err.message}`);
     for (const p of this.pending.values()) p.reject(this.dead);
     this.pending.clear();
   }
-}
-
-function workerUrl(): URL {
-  const here = import.meta.url;
-  if (here.endsWith('.ts'))
-    return new URL(here.replace('/src/', '/dist/src/').replace(/onnx-encoder\.ts$/, 'encoder-worker.js'));
-  return new URL('./encoder-worker.js', here);
 }
