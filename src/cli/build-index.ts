@@ -7,16 +7,29 @@ import { RetrieverError } from '../errors.js';
 import type { DensePhase } from '../build/build-index.js';
 import { ANN_DEFAULTS } from '../index/dense/ann.js';
 import { CORPUS_FORMATS, type CorpusFormat } from '../ingest/types.js';
+import { getPreset, listPresets, type Preset } from '../presets/presets.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { failUsage, runMain } from './boundary.js';
 import { checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
+import type { HubConfig } from '../hub/download.js';
 
 const PROG = 'build-index';
 
 export async function main(argv: string[]): Promise<void> {
   const args = await yargs(argv)
     .scriptName(PROG)
-    .usage('$0 --name NAME --input PATH --format FORMAT [options]\n\nBuild the chunk store and indexes of a corpus.')
+    .usage(
+      '$0 --corpus PRESET [options]\n$0 --name NAME --input PATH --format FORMAT [options]\n\nBuild the chunk store and indexes of a corpus.',
+    )
+    .option('corpus', {
+      type: 'string',
+      describe: 'a preset from corpora/: wiki18, multihop, graphrag-medical, graphrag-novel',
+    })
+    .option('import-vectors', {
+      type: 'boolean',
+      default: false,
+      describe: "with --corpus: download and import the preset's published vectors instead of encoding",
+    })
     .option('name', { type: 'string', describe: 'corpus name (the index directory under --index-dir)' })
     .option('input', { type: 'string', describe: 'corpus file (.jsonl, .json; .gz is read transparently)' })
     .option('format', { choices: CORPUS_FORMATS, describe: 'input format' })
@@ -27,8 +40,7 @@ export async function main(argv: string[]): Promise<void> {
     })
     .option('chunk-overlap', {
       type: 'number',
-      default: DEFAULTS.chunkOverlap,
-      describe: 'tokens shared by consecutive chunks',
+      describe: `tokens shared by consecutive chunks (default ${DEFAULTS.chunkOverlap})`,
     })
     .option('dense', {
       type: 'boolean',
@@ -135,12 +147,18 @@ export async function main(argv: string[]): Promise<void> {
     .version(false)
     .parseAsync();
 
-  if (!args.name || !args.input || !args.format) {
-    throw new RetrieverError('BAD_INPUT', 'build-index needs --name, --input and --format (see build-index --help)');
+  const presetName = args.corpus;
+  const preset = presetName !== undefined ? requirePreset(presetName) : undefined;
+  const name = args.name ?? preset?.name;
+  const format = (args.format ?? preset?.format) as CorpusFormat | undefined;
+  if (!name || !format || (!args.input && !preset)) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      'build-index needs --corpus PRESET, or --name, --input and --format (see build-index --help)',
+    );
   }
-  const format = args.format as CorpusFormat;
-  const chunkSize = args['chunk-size'] ?? CHUNK_SIZE_BY_FORMAT[format];
-  const overlap = args['chunk-overlap'];
+  const chunkSize = args['chunk-size'] ?? preset?.chunk_size ?? CHUNK_SIZE_BY_FORMAT[format];
+  const overlap = args['chunk-overlap'] ?? preset?.chunk_overlap ?? DEFAULTS.chunkOverlap;
   checkInt('--chunk-size', chunkSize, 0, 100_000);
   if (chunkSize > 0) checkInt('--chunk-overlap', overlap, 0, chunkSize - 1);
   checkInt('--max-postings-in-memory', args['max-postings-in-memory'], 1000, 2 ** 31);
@@ -148,15 +166,28 @@ export async function main(argv: string[]): Promise<void> {
   if (!(args['bm25-k1'] >= 0) || !(args['bm25-b'] >= 0 && args['bm25-b'] <= 1)) {
     throw new RetrieverError('BAD_INPUT', '--bm25-k1 must be ≥ 0 and --bm25-b within [0, 1]');
   }
-  checkInputFile(args.input);
+  if (args.input) checkInputFile(args.input);
+  if (args['import-vectors'] && !preset) {
+    throw new RetrieverError('BAD_INPUT', '--import-vectors needs --corpus PRESET; use --vectors PATH otherwise');
+  }
   const log = createLogger(args.quiet ? 'warn' : 'info');
   const progress = args.progress && !args.quiet;
+  const hub = hubConfig(args, log, progress);
+  let input = args.input;
+  if (!input && preset) {
+    const { fetchPresetFile } = await import('../presets/presets.js');
+    input = await fetchPresetFile(preset, 'corpus', hub);
+  }
+  if (preset && args['import-vectors']) {
+    const { fetchPresetVectors } = await import('../presets/presets.js');
+    args['faiss-index'] = await fetchPresetVectors(preset, hub);
+  }
   const { buildIndex, formatSummary } = await import('../build/build-index.js');
-  const dense = args.dense ? await openDensePhase(args, log, progress) : null;
+  const dense = args.dense ? await openDensePhase(args, log, hub) : null;
   try {
     const summary = await buildIndex({
-      name: args.name,
-      input: args.input,
+      name,
+      input: input as string,
       format,
       indexDir: args['index-dir'],
       chunkSize,
@@ -174,6 +205,17 @@ export async function main(argv: string[]): Promise<void> {
   } finally {
     await dense?.close();
   }
+}
+
+function requirePreset(name: string): Preset {
+  const p = getPreset(name);
+  if (!p) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `unknown corpus preset "${name}": choose one of ${listPresets().join(', ')} (or use --name/--input/--format)`,
+    );
+  }
+  return p;
 }
 
 /** Fails fast, before any model download, when the input cannot be read. */
@@ -218,7 +260,7 @@ interface DenseArgs {
 async function openDensePhase(
   args: DenseArgs,
   log: Logger,
-  progress: boolean,
+  hub: HubConfig,
 ): Promise<{ phase: DensePhase; close: () => Promise<void> }> {
   checkInt('--batch-size', args['batch-size'], 1, 4096);
   checkInt('--encoder-threads', args['encoder-threads'], 0, 256);
@@ -249,7 +291,7 @@ async function openDensePhase(
   checkInt('--spot-check', args['spot-check'], 0, 100_000);
   const vectorsPath = args['faiss-index'] ?? args.vectors;
   if (vectorsPath !== undefined) checkInputFile(vectorsPath);
-  const { encoder, source } = await openEncoder(choice, hubConfig(args, log, progress));
+  const { encoder, source } = await openEncoder(choice, hub);
   log.info(`encoder ${encoder.id} on ${args.device} (dim ${encoder.dim})`);
   const phase = createDensePhase({
     encoder,

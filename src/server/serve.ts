@@ -1,4 +1,9 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { MicroBatcher, type MicroBatchOptions } from '../encoder/micro-batcher.js';
+import { RetrieverError } from '../errors.js';
+import { INDEX_FILES } from '../index/layout.js';
+import { getPreset } from '../presets/presets.js';
 import type { HubConfig } from '../hub/download.js';
 import { openDenseArm, type DenseArmOptions } from '../index/dense/dense-arm.js';
 import type { Retriever, RetrieverOptions } from '../search/retriever.js';
@@ -30,6 +35,32 @@ export interface ServeConfig {
     drainMs: number;
   };
   log: Logger;
+  /** Build missing preset indexes before serving (false: explain and stop). */
+  autoBuild: boolean;
+  /** Extra build-index arguments for automatic builds (encoder, cache, offline). */
+  buildArgs: string[];
+}
+
+/**
+ * First run of a preset: builds its index (progress on stderr) before serving.
+ * A missing non-preset index, or --no-build, is an error naming the command.
+ */
+export async function ensureIndexes(cfg: ServeConfig): Promise<void> {
+  for (const name of cfg.corpora) {
+    if (existsSync(join(cfg.indexDir, name, INDEX_FILES.manifest))) continue;
+    const preset = getPreset(name);
+    if (!preset) continue; // openCorpus explains how to build it
+    const cmd = `build-index --corpus ${name}${cfg.indexDir !== 'indexes' ? ` --index-dir ${cfg.indexDir}` : ''}`;
+    if (!cfg.autoBuild) {
+      throw new RetrieverError(
+        'INDEX_MISSING',
+        `corpus ${name} is not built yet: run \`${cmd}\`, or start without --no-build to build it now`,
+      );
+    }
+    cfg.log.info(`corpus ${name} is not built yet: building it now (${cmd}); this runs once`);
+    const { main } = await import('../cli/build-index.js');
+    await main(['--corpus', name, '--index-dir', cfg.indexDir, ...cfg.buildArgs]);
+  }
 }
 
 /** Opens corpora and encoders (each wrapped in a micro-batcher) into a retriever. */
@@ -65,6 +96,7 @@ export async function openRetriever(cfg: ServeConfig, metrics: ServerMetrics): P
 export async function serve(cfg: ServeConfig): Promise<void> {
   const metrics = createServerMetrics();
   if (cfg.transport === 'stdio') {
+    await ensureIndexes(cfg);
     const retriever = await openRetriever(cfg, metrics);
     const { serveStdio } = await import('./stdio.js');
     const admission = new Admission(cfg.http.admission);
@@ -82,6 +114,9 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     metrics,
     log: cfg.log,
     drainMs: cfg.http.drainMs,
-    load: () => openRetriever(cfg, metrics),
+    load: async () => {
+      await ensureIndexes(cfg);
+      return openRetriever(cfg, metrics);
+    },
   });
 }
