@@ -75,13 +75,24 @@ const SERVE_OPTIONS = {
     describe: 'browser origins allowed on MCP endpoints besides localhost',
   },
   'cors-origins': { type: 'string', array: true, default: [] as string[], describe: 'origins that get CORS headers' },
+  build: {
+    type: 'boolean',
+    default: true,
+    describe: 'build a missing preset index (wiki18, multihop, graphrag-*) before serving; --no-build to only explain',
+  },
   'log-level': { choices: ['debug', 'info', 'warn', 'error', 'silent'] as const, default: 'info' as const },
 } as const;
 
 export async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'eval') {
+    const { evalMain } = await import('./eval.js');
+    return evalMain(argv.slice(1));
+  }
   const args = await yargs(argv)
     .scriptName(PROG)
-    .usage('$0 --corpus NAME [--corpus NAME2 ...] [options]\n\nServe corpora to MCP clients (stdio by default).')
+    .usage(
+      '$0 --corpus NAME [--corpus NAME2 ...] [options]\n$0 eval --corpus NAME --queries FILE --format FORMAT\n\nServe corpora to MCP clients (stdio by default), or score retrieval with `eval`.',
+    )
     .options(SERVE_OPTIONS)
     .options(ENCODER_RUNTIME_OPTIONS)
     .strict()
@@ -163,6 +174,18 @@ export async function main(argv: string[]): Promise<void> {
       drainMs: DEFAULTS.drainMs,
     },
     log,
+    autoBuild: args.build,
+    buildArgs: [
+      '--device',
+      args.device,
+      '--batch-size',
+      String(args['batch-size']),
+      ...(args['cache-dir'] !== undefined ? ['--cache-dir', args['cache-dir']] : []),
+      ...(args.offline ? ['--offline'] : []),
+      ...(args.model !== undefined ? ['--model', args.model] : []),
+      ...(args['model-path'] !== undefined ? ['--model-path', args['model-path']] : []),
+      ...(args['model-variant'] !== undefined ? ['--model-variant', args['model-variant']] : []),
+    ],
   };
   const { serve } = await import('../server/serve.js');
   await serve(cfg);

@@ -47,6 +47,17 @@ export function ndcgAtK(ranked: readonly string[], relevant: Relevance, k: numbe
   return idcg === 0 ? 0 : dcg / idcg;
 }
 
+/** nDCG@k for binary relevance flags in rank order, with `idealCount` relevant items in the collection. */
+export function ndcgBinary(relevant: readonly boolean[], idealCount: number, k: number): number {
+  let dcg = 0;
+  relevant.slice(0, k).forEach((r, i) => {
+    if (r) dcg += 1 / Math.log2(i + 2);
+  });
+  let idcg = 0;
+  for (let i = 0; i < Math.min(idealCount, k); i++) idcg += 1 / Math.log2(i + 2);
+  return idcg === 0 ? 0 : dcg / idcg;
+}
+
 export function mean(xs: readonly number[]): number {
   return xs.length === 0 ? 0 : xs.reduce((s, x) => s + x, 0) / xs.length;
 }

@@ -6,6 +6,7 @@ import { readManifest, type Manifest } from '../index/manifest.js';
 import { ChunkStore } from '../store/chunk-store.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
 import { STORE_SCHEMA_VERSION } from '../version.js';
+import { FilterCache } from './filters.js';
 import type { DenseArm, SearchMode } from './types.js';
 
 /** One served corpus: its checked manifest, chunk store, BM25 arm and optional dense arm. */
@@ -17,6 +18,8 @@ export interface OpenCorpus {
   readonly bm25: Bm25Searcher;
   readonly dense: DenseArm | null;
   readonly modes: SearchMode[];
+  /** Resolves metadata filters to chunk sets (cached). */
+  readonly filters: FilterCache;
   close(): void;
 }
 
@@ -101,6 +104,7 @@ export function openCorpus(indexDir: string, name: string, openDense?: DenseOpen
       bm25,
       dense,
       modes,
+      filters: new FilterCache(store, manifest.corpus.chunks),
       close: () => {
         for (const c of closers.reverse()) c();
       },

@@ -1,10 +1,11 @@
 import { RetrieverError } from '../errors.js';
 import type { ChunkRecord } from '../store/chunk-store.js';
 import { fuseRrf, type FusedHit } from './fuse.js';
+import { parseFilter } from './filters.js';
 import { ResultCache } from './result-cache.js';
 import type { OpenCorpus } from './open-corpus.js';
 import type { ScoredHit } from './top-k.js';
-import type { QueryEncoder, SearchHit, SearchMode, SearchResult } from './types.js';
+import type { ChunkFilter, QueryEncoder, SearchHit, SearchMode, SearchResult } from './types.js';
 
 export interface RetrieverOptions {
   /** Hits returned when the request names no top_k. */
@@ -28,10 +29,8 @@ export interface SearchRequest {
   topK?: number;
   mode?: SearchMode;
   corpus?: string;
-  /** Bitset over chunk nums (filters); computed by the caller. */
-  allow?: Uint8Array;
-  /** Canonical text of the filter, part of the result-cache key. */
-  filterKey?: string;
+  /** Metadata filter as a client sent it (see filters.ts); both arms apply it before top-k. */
+  filter?: unknown;
 }
 
 /**
@@ -134,16 +133,18 @@ export class Retriever {
     const mode = this.modeFor(corpus, req.mode);
     const topK = this.checkTopK(req.topK);
     const texts = queries.map((q) => this.checkQuery(q));
-    const keys = texts.map((q) => ResultCache.key(corpus.name, mode, topK, req.filterKey ?? '', q));
+    const parsed = parseFilter(req.filter);
+    const keys = texts.map((q) => ResultCache.key(corpus.name, mode, topK, parsed?.key ?? '', q));
     const out: Array<SearchResult | undefined> = keys.map((k) => this.cache.get(k));
     const todo = texts.map((_, i) => i).filter((i) => out[i] === undefined);
     if (todo.length > 0) {
+      const filter = parsed ? corpus.filters.resolve(parsed) : undefined;
       const fresh = await this.compute(
         corpus,
         mode,
         topK,
         todo.map((i) => texts[i] as string),
-        req.allow,
+        filter,
       );
       todo.forEach((i, j) => {
         out[i] = fresh[j];
@@ -158,18 +159,18 @@ export class Retriever {
     mode: SearchMode,
     topK: number,
     texts: string[],
-    allow: Uint8Array | undefined,
+    filter: ChunkFilter | undefined,
   ): Promise<SearchResult[]> {
     const depth = mode === 'hybrid' ? Math.max(this.opts.candidates, topK) : topK;
     const vectors = mode === 'bm25' ? null : this.embed(corpus, texts);
     // the BM25 arm runs while the encoder thread works on the query vectors
-    const bm25Lists = mode === 'dense' ? null : texts.map((q) => corpus.bm25.search(q, depth, allow));
+    const bm25Lists = mode === 'dense' ? null : texts.map((q) => corpus.bm25.search(q, depth, filter));
     const vecs = vectors ? await vectors : null;
     return texts.map((_, i) => {
       const lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }> = [];
       if (bm25Lists) lists.push({ arm: 'bm25', hits: bm25Lists[i] as ScoredHit[], weight: this.opts.weights.bm25 });
       if (vecs && corpus.dense) {
-        const hits = corpus.dense.search(vecs[i] as Float32Array, depth, allow);
+        const hits = corpus.dense.search(vecs[i] as Float32Array, depth, filter);
         lists.push({ arm: 'dense', hits, weight: this.opts.weights.dense });
       }
       return { corpus: corpus.name, mode, results: this.materialize(corpus, mode, lists, topK) };

@@ -26,11 +26,24 @@ export interface SearchResult {
   results: SearchHit[];
 }
 
+/**
+ * The chunks a metadata filter allows: a bitset over chunk nums for O(1)
+ * membership, and the sorted nums themselves for exact search over few chunks.
+ */
+export interface ChunkFilter {
+  bits: Uint8Array;
+  nums: Uint32Array;
+}
+
+export function isAllowed(f: ChunkFilter, num: number): boolean {
+  return (((f.bits[num >>> 3] as number) >>> (num & 7)) & 1) === 1;
+}
+
 /** The dense arm of one corpus: nearest chunks to a query vector. */
 export interface DenseArm {
   /** Identity of the encoder the vectors were built with (must match the query encoder). */
   readonly encoderId: string;
-  search(query: Float32Array, k: number, allow?: Uint8Array): ScoredHit[];
+  search(query: Float32Array, k: number, filter?: ChunkFilter): ScoredHit[];
   close(): void;
 }
 

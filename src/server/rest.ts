@@ -9,7 +9,7 @@ import type { Guard } from './tool-context.js';
  *   POST /retrieve      Search-R1 / verl:  {queries, topk, return_scores}
  *   POST /search        FlashRAG serving:  {query, top_n, return_score}
  *   POST /batch_search  FlashRAG serving:  {query: [...], top_n, return_score}
- * All accept optional `corpus` and `mode`.
+ * All accept optional `corpus`, `mode` and `filter` (metadata filter, see filters.ts).
  */
 export interface RestContext {
   retriever: Retriever;
@@ -79,7 +79,7 @@ function queryList(v: unknown, key: string, max: number): string[] {
 async function run(ctx: RestContext, o: Record<string, unknown>, queries: string[], topK: number | undefined) {
   const mode = optMode(o);
   const corpus = optCorpus(o);
-  return ctx.guard(() => ctx.retriever.searchMany(queries, { topK, mode, corpus }));
+  return ctx.guard(() => ctx.retriever.searchMany(queries, { topK, mode, corpus, filter: o['filter'] }));
 }
 
 export async function handleRetrieve(ctx: RestContext, body: unknown): Promise<unknown> {

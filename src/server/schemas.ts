@@ -45,3 +45,23 @@ export function querySchema(maxChars: number) {
     .max(maxChars)
     .refine((q) => q.trim() !== '', { message: 'query is empty: send the words to search for' });
 }
+
+const stringOrList = z.union([z.string(), z.array(z.string()).min(1).max(100)]);
+
+/** Metadata filter, applied inside both arms before top-k (see the tool description). */
+export const filterSchema = z
+  .object({
+    source: stringOrList.optional().describe('publisher(s), e.g. "TechCrunch" (case-insensitive)'),
+    category: stringOrList.optional().describe('category or categories, e.g. "technology"'),
+    published_after: z
+      .string()
+      .optional()
+      .describe('only documents published on or after this date (YYYY-MM-DD or ISO time)'),
+    published_before: z.string().optional().describe('only documents published on or before this date'),
+    doc_id: stringOrList.optional().describe('only these document ids'),
+  })
+  .strict();
+
+export const FILTER_HELP =
+  ' Optional `filter` narrows the search before ranking: {source, category, published_after, published_before, doc_id}' +
+  ' — use it when the question names a publisher or a time ("according to TechCrunch", "in October 2023").';

@@ -40,6 +40,17 @@ export interface TermEntry {
   nbytes: number;
 }
 
+/** A parsed metadata filter (see search/filters.ts); every value is bound as a parameter. */
+export interface FilterSpec {
+  source?: string[];
+  category?: string[];
+  doc_id?: string[];
+  /** ISO timestamps */
+  published_after?: string;
+  published_before?: string;
+  beforeExclusive?: boolean;
+}
+
 const COMMIT_EVERY = 20_000;
 
 /** Bulk writer used by build-index; rows are committed in large transactions. */
@@ -268,6 +279,35 @@ export class ChunkStore {
       .prepare('SELECT contents FROM chunks WHERE num >= ? AND num < ? ORDER BY num')
       .pluck();
     return this.rangeContents.all(from, to) as string[];
+  }
+
+  /** Sorted nums of the chunks whose document matches `f`. */
+  filterChunkNums(f: FilterSpec): Uint32Array {
+    const where: string[] = [];
+    const params: string[] = [];
+    const inList = (expr: string, vals: string[]): void => {
+      where.push(`${expr} IN (${vals.map(() => '?').join(', ')})`);
+      params.push(...vals);
+    };
+    if (f.source) inList("lower(json_extract(d.metadata, '$.source'))", f.source);
+    if (f.category) inList("lower(json_extract(d.metadata, '$.category'))", f.category);
+    if (f.doc_id) inList('d.id', f.doc_id);
+    const date = "julianday(json_extract(d.metadata, '$.published_at'))";
+    if (f.published_after) {
+      where.push(`${date} >= julianday(?)`);
+      params.push(f.published_after);
+    }
+    if (f.published_before) {
+      where.push(`${date} ${f.beforeExclusive ? '<' : '<='} julianday(?)`);
+      params.push(f.published_before);
+    }
+    const sql = `SELECT c.num FROM chunks c JOIN documents d ON d.num = c.doc_num${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY c.num`;
+    return Uint32Array.from(
+      this.db
+        .prepare(sql)
+        .pluck()
+        .all(...params) as number[],
+    );
   }
 
   lookupTerm(term: string): { df: number; offset: number; nbytes: number } | undefined {

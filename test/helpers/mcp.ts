@@ -6,11 +6,13 @@ import { BIN } from './paths.js';
 /** A real MCP client connected to the built server binary over stdio. */
 export async function connectStdio(
   args: string[],
+  env: NodeJS.ProcessEnv = {},
 ): Promise<{ client: Client; stderr: () => string; close: () => Promise<void> }> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [BIN.server, ...args],
     stderr: 'pipe',
+    env: { ...(process.env as Record<string, string>), ...(env as Record<string, string>) },
   });
   let err = '';
   transport.stderr?.on('data', (d: Buffer) => (err += d.toString()));

@@ -117,9 +117,9 @@ describe('BM25 index on disk', () => {
   it('applies an allow-list before top-k', async () => {
     const corpus = await buildCorpus(['fish fish fish', 'fish', 'fish boat', 'boat']);
     try {
-      const allow = new Uint8Array(1);
-      allow[0] = (1 << 1) | (1 << 3);
-      expect(corpus.bm25.search('fish', 1, allow).map((h) => h.num)).toEqual([1]);
+      const bits = new Uint8Array(1);
+      bits[0] = (1 << 1) | (1 << 3);
+      expect(corpus.bm25.search('fish', 1, { bits, nums: Uint32Array.from([1, 3]) }).map((h) => h.num)).toEqual([1]);
     } finally {
       corpus.close();
     }

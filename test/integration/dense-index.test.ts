@@ -120,8 +120,9 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
   it('filters apply inside the dense arm, before top-k', async () => {
     const c = open('exact');
     try {
-      const allow = new Uint8Array(Math.ceil(PASSAGES.length / 8));
-      for (const num of [3, 77, 150]) allow[num >> 3]! |= 1 << (num & 7);
+      const bits = new Uint8Array(Math.ceil(PASSAGES.length / 8));
+      for (const num of [3, 77, 150]) bits[num >> 3]! |= 1 << (num & 7);
+      const allow = { bits, nums: Uint32Array.from([3, 77, 150]) };
       const [q] = await encoder.embedQueries(['river']);
       expect(
         c

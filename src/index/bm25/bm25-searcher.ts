@@ -2,6 +2,7 @@ import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { RetrieverError } from '../../errors.js';
 import { TopK, type ScoredHit } from '../../search/top-k.js';
 import type { Analyzer } from '../../text/analyzer.js';
+import type { ChunkFilter } from '../../search/types.js';
 import { idf, lengthNormTable, type Bm25Params } from './scoring.js';
 
 export interface Bm25Stats {
@@ -58,10 +59,11 @@ export class Bm25Searcher {
   }
 
   /**
-   * The k best chunks for `query`. `allow`, when given, is a bitset over chunk
-   * numbers: chunks outside it are never scored (filters apply before top-k).
+   * The k best chunks for `query`. Chunks outside `filter`, when given, are
+   * never scored: filters apply before top-k.
    */
-  search(query: string, k: number, allow?: Uint8Array): ScoredHit[] {
+  search(query: string, k: number, filter?: ChunkFilter): ScoredHit[] {
+    const allow = filter?.bits;
     const n = this.opts.stats.chunkCount;
     if (k <= 0 || n === 0) return [];
     const acc = (this.acc ??= new Float32Array(n));

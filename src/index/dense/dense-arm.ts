@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { RetrieverError } from '../../errors.js';
 import type { ScoredHit } from '../../search/top-k.js';
 import { TopK } from '../../search/top-k.js';
-import type { DenseArm } from '../../search/types.js';
+import { isAllowed, type ChunkFilter, type DenseArm } from '../../search/types.js';
 import { INDEX_FILES } from '../layout.js';
 import type { DenseManifest } from '../manifest.js';
 import { AnnIndex, exactInnerProduct } from './ann.js';
@@ -62,16 +62,6 @@ function dot(q: Float32Array, m: Float32Array, offset: number, dim: number): num
   return s;
 }
 
-function allowed(allow: Uint8Array | undefined, num: number): boolean {
-  return allow === undefined || (((allow[num >>> 3] as number) >>> (num & 7)) & 1) === 1;
-}
-
-function countAllowed(allow: Uint8Array, n: number): number {
-  let c = 0;
-  for (let i = 0; i < n; i++) if (allowed(allow, i)) c++;
-  return c;
-}
-
 class ExactArm implements DenseArm {
   private readonly matrix: Float32Array;
   private readonly dim: number;
@@ -87,12 +77,11 @@ class ExactArm implements DenseArm {
     vectors.close();
   }
 
-  search(query: Float32Array, k: number, allow?: Uint8Array): ScoredHit[] {
+  search(query: Float32Array, k: number, filter?: ChunkFilter): ScoredHit[] {
     checkDim(query, this.dim);
     const top = new TopK(Math.min(k, this.n));
-    if (allow) {
-      for (let i = 0; i < this.n; i++) {
-        if (!allowed(allow, i)) continue;
+    if (filter) {
+      for (const i of filter.nums) {
         const s = dot(query, this.matrix, i * this.dim, this.dim);
         if (top.accepts(s, i)) top.push(s, i);
       }
@@ -116,17 +105,17 @@ class AnnArm implements DenseArm {
     private readonly rescoreFactor: number,
   ) {}
 
-  search(query: Float32Array, k: number, allow?: Uint8Array): ScoredHit[] {
+  search(query: Float32Array, k: number, filter?: ChunkFilter): ScoredHit[] {
     checkDim(query, this.vectors.dim);
     const n = this.vectors.count;
-    if (allow) {
-      const count = countAllowed(allow, n);
-      if (count <= EXACT_FILTER_MAX) return this.exactOver(query, k, allow);
+    if (filter) {
+      const count = filter.nums.length;
+      if (count <= EXACT_FILTER_MAX) return this.rescore(query, filter.nums, k);
       // oversample in proportion to the filter's selectivity, then fall back to exact
       const want = Math.min(n, Math.ceil((k * this.rescoreFactor * n) / count));
-      const cand = this.ann.search(query, want).nums.filter((num) => allowed(allow, num));
+      const cand = this.ann.search(query, want).nums.filter((num) => isAllowed(filter, num));
       if (cand.length >= k) return this.rescore(query, cand, k);
-      return this.exactOver(query, k, allow);
+      return this.rescore(query, filter.nums, k);
     }
     const cand = this.ann.search(query, Math.max(k, Math.min(n, k * this.rescoreFactor))).nums;
     return this.rescore(query, cand, k);
@@ -136,7 +125,7 @@ class AnnArm implements DenseArm {
     this.vectors.close();
   }
 
-  private rescore(query: Float32Array, nums: number[], k: number): ScoredHit[] {
+  private rescore(query: Float32Array, nums: ArrayLike<number> & Iterable<number>, k: number): ScoredHit[] {
     const top = new TopK(Math.min(k, nums.length));
     for (const num of nums) {
       const v = this.vectors.row(num);
@@ -144,12 +133,6 @@ class AnnArm implements DenseArm {
       if (top.accepts(s, num)) top.push(s, num);
     }
     return top.result();
-  }
-
-  private exactOver(query: Float32Array, k: number, allow: Uint8Array): ScoredHit[] {
-    const nums: number[] = [];
-    for (let i = 0; i < this.vectors.count; i++) if (allowed(allow, i)) nums.push(i);
-    return this.rescore(query, nums, k);
   }
 }
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
-import { hitSchema, modeSchema, querySchema, topKSchema } from '../schemas.js';
+import { filterSchema, hitSchema, modeSchema, querySchema, topKSchema } from '../schemas.js';
 import { SEARCH_MODES } from '../../search/types.js';
 import { describeCorpora, toHitOut } from './search.js';
 
@@ -19,6 +19,7 @@ export function registerBatchSearch(ctx: ToolContext): void {
         queries: z.array(querySchema(o.maxQueryChars)).min(1).max(ctx.maxBatchQueries).describe('the queries'),
         top_k: topKSchema(o.maxTopK).optional(),
         mode: modeSchema.optional(),
+        filter: filterSchema.optional(),
         corpus: z.string().optional(),
       },
       outputSchema: {
@@ -30,7 +31,12 @@ export function registerBatchSearch(ctx: ToolContext): void {
     },
     async (args) => {
       const res = await ctx.guard(() =>
-        retriever.searchMany(args.queries, { topK: args.top_k, mode: args.mode, corpus: args.corpus }),
+        retriever.searchMany(args.queries, {
+          topK: args.top_k,
+          mode: args.mode,
+          corpus: args.corpus,
+          filter: args.filter,
+        }),
       );
       const first = res[0];
       const content = res.map((r, i) => ({

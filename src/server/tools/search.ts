@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
-import { modeSchema, querySchema, searchResultShape, topKSchema } from '../schemas.js';
+import { FILTER_HELP, filterSchema, modeSchema, querySchema, searchResultShape, topKSchema } from '../schemas.js';
 import type { SearchHit } from '../../search/types.js';
 
 export function registerSearch(ctx: ToolContext): void {
@@ -14,11 +14,13 @@ export function registerSearch(ctx: ToolContext): void {
       description:
         `Retrieve the passages most relevant to a natural-language query from ${describeCorpora(ctx)}. ` +
         `Returns up to top_k passages (default ${o.topK}), best first, each as "Doc N (Title: …) text". ` +
-        'Ask focused questions; issue several searches for multi-hop questions.',
+        'Ask focused questions; issue several searches for multi-hop questions.' +
+        FILTER_HELP,
       inputSchema: {
         query: querySchema(o.maxQueryChars).describe('what to search for'),
         top_k: topKSchema(o.maxTopK).optional(),
         mode: modeSchema.optional(),
+        filter: filterSchema.optional(),
         corpus: z.string().optional().describe(`which corpus (default ${retriever.defaultCorpus.name})`),
       },
       outputSchema: searchResultShape,
@@ -26,7 +28,13 @@ export function registerSearch(ctx: ToolContext): void {
     },
     async (args) => {
       const res = await ctx.guard(() =>
-        retriever.search({ query: args.query, topK: args.top_k, mode: args.mode, corpus: args.corpus }),
+        retriever.search({
+          query: args.query,
+          topK: args.top_k,
+          mode: args.mode,
+          corpus: args.corpus,
+          filter: args.filter,
+        }),
       );
       const content =
         res.results.length > 0
