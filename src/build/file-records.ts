@@ -1,20 +1,16 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FileRecord } from '../index/manifest.js';
-import { hashFile } from '../util/hash-file.js';
+import { fingerprintFile } from '../index/file-integrity.js';
 
-/** sha256 and size of every file an index consists of, for the manifest. */
+/** Size, sha256 and block hashes of every file an index consists of, for the manifest. */
 export function recordFiles(dir: string, names: string[]): Record<string, FileRecord> {
   const out: Record<string, FileRecord> = {};
   for (const name of names) {
     const path = join(dir, name);
-    out[name] = { bytes: statSync(path).size, sha256: sha256File(path) };
+    out[name] = fingerprintFile(path);
   }
   return out;
-}
-
-export function sha256File(path: string): string {
-  return hashFile(path);
 }
 
 export function dirBytes(dir: string): number {

@@ -89,6 +89,7 @@ export async function evalMain(argv: string[]): Promise<void> {
       ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
     },
     dense: { mmap: true, rescoreFactor: 4 },
+    verify: 'sizes',
     batching: { maxBatch: 64, maxWaitMs: 0, maxQueue: 1 << 20, cacheSize: 0 },
   } as unknown as ServeConfig;
   const retriever = await openRetriever(cfg, createServerMetrics());

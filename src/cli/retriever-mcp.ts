@@ -75,6 +75,11 @@ const SERVE_OPTIONS = {
     describe: 'browser origins allowed on MCP endpoints besides localhost',
   },
   'cors-origins': { type: 'string', array: true, default: [] as string[], describe: 'origins that get CORS headers' },
+  verify: {
+    choices: ['auto', 'full', 'sample', 'sizes'] as const,
+    default: 'auto' as const,
+    describe: 'checksums checked before serving (auto: every byte up to 4 GiB of index, sampled blocks above)',
+  },
   build: {
     type: 'boolean',
     default: true,
@@ -175,6 +180,7 @@ export async function main(argv: string[]): Promise<void> {
     },
     log,
     autoBuild: args.build,
+    verify: args.verify,
     buildArgs: [
       '--device',
       args.device,

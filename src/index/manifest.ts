@@ -8,6 +8,8 @@ import { INDEX_FILES } from './layout.js';
 export interface FileRecord {
   bytes: number;
   sha256: string;
+  /** sha256 (first 16 hex digits) of each 64 MiB block, for quick spot checks. */
+  blocks?: string[];
 }
 
 /** Where a server finds the encoder an index was built with. */

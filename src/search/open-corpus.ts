@@ -2,9 +2,12 @@ import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
 import { Bm25Searcher } from '../index/bm25/bm25-searcher.js';
 import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
+import { verifyFiles, type VerifyMode } from '../index/file-integrity.js';
 import { readManifest, type Manifest } from '../index/manifest.js';
 import { ChunkStore } from '../store/chunk-store.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
+import type { Logger } from '../util/log.js';
+import { formatBytes } from '../util/progress.js';
 import { STORE_SCHEMA_VERSION } from '../version.js';
 import { FilterCache } from './filters.js';
 import type { DenseArm, SearchMode } from './types.js';
@@ -36,11 +39,34 @@ export function fixHintFor(name: string, manifest?: Manifest): string {
  * sizes, analyzer, schema version and that the SQLite store belongs to the
  * same build. Any mismatch is a one-line error naming the file and the fix.
  */
-export function openCorpus(indexDir: string, name: string, openDense?: DenseOpener): OpenCorpus {
+export interface OpenOptions {
+  openDense?: DenseOpener;
+  /**
+   * Checksums checked before serving: every block ('full'), first/last/random
+   * blocks ('sample'), or sizes only. 'auto' = full up to 4 GiB of index,
+   * sample above.
+   */
+  verify?: VerifyMode | 'auto';
+  log?: Logger;
+}
+
+const FULL_VERIFY_MAX_BYTES = 4 * 2 ** 30;
+
+export function openCorpus(indexDir: string, name: string, opts: OpenOptions | DenseOpener = {}): OpenCorpus {
+  const o: OpenOptions = typeof opts === 'function' ? { openDense: opts } : opts;
+  const openDense = o.openDense;
   validateCorpusName(name);
   const dir = join(indexDir, name);
   const manifest = readManifest(dir, fixHintFor(name));
   const hint = fixHintFor(name, manifest);
+  const total = Object.values(manifest.files).reduce((s, f) => s + f.bytes, 0);
+  let mode = o.verify ?? 'auto';
+  if (mode === 'auto') {
+    mode = total <= FULL_VERIFY_MAX_BYTES ? 'full' : 'sample';
+    if (mode === 'sample')
+      o.log?.info(`${name}: ${formatBytes(total)} index; checking sampled blocks (use --verify full for every byte)`);
+  }
+  verifyFiles(dir, manifest.files, mode, hint);
   const analyzer = createEnglishAnalyzer();
   if (manifest.bm25.analyzer !== analyzer.id) {
     throw new RetrieverError(

@@ -1,3 +1,4 @@
+import type { VerifyMode } from '../index/file-integrity.js';
 import { openCorpus, type DenseOpener, type OpenCorpus } from '../search/open-corpus.js';
 import { Retriever, type RetrieverOptions } from '../search/retriever.js';
 import type { QueryEncoder } from '../search/types.js';
@@ -10,6 +11,7 @@ export interface LoadOptions {
   retriever: RetrieverOptions;
   log: Logger;
   openDense?: DenseOpener;
+  verify?: VerifyMode | 'auto';
   /** Opens the query encoders of the corpora that have a dense arm, keyed by corpus name. */
   loadEncoders?: (corpora: OpenCorpus[]) => Promise<Map<string, QueryEncoder>>;
 }
@@ -19,7 +21,11 @@ export async function loadRetriever(opts: LoadOptions): Promise<Retriever> {
   const opened: OpenCorpus[] = [];
   try {
     for (const name of opts.corpora) {
-      const c = openCorpus(opts.indexDir, name, opts.openDense);
+      const c = openCorpus(opts.indexDir, name, {
+        ...(opts.openDense ? { openDense: opts.openDense } : {}),
+        verify: opts.verify ?? 'auto',
+        log: opts.log,
+      });
       opened.push(c);
       opts.log.info(
         `opened ${name}: ${formatCount(c.manifest.corpus.chunks)} chunks, modes ${c.modes.join('/')}, built ${c.manifest.built_at}`,

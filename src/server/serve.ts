@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { MicroBatcher, type MicroBatchOptions } from '../encoder/micro-batcher.js';
 import { RetrieverError } from '../errors.js';
+import type { VerifyMode } from '../index/file-integrity.js';
 import { INDEX_FILES } from '../index/layout.js';
 import { getPreset } from '../presets/presets.js';
 import type { HubConfig } from '../hub/download.js';
@@ -35,6 +36,7 @@ export interface ServeConfig {
     drainMs: number;
   };
   log: Logger;
+  verify: VerifyMode | 'auto';
   /** Build missing preset indexes before serving (false: explain and stop). */
   autoBuild: boolean;
   /** Extra build-index arguments for automatic builds (encoder, cache, offline). */
@@ -70,6 +72,7 @@ export async function openRetriever(cfg: ServeConfig, metrics: ServerMetrics): P
     corpora: cfg.corpora,
     log: cfg.log,
     retriever: cfg.retriever,
+    verify: cfg.verify,
     openDense: (dir, manifest, hint) =>
       openDenseArm(dir, manifest.dense as NonNullable<typeof manifest.dense>, hint, cfg.dense),
     loadEncoders: async (corpora) => {

@@ -1,0 +1,137 @@
+import { cpSync, readFileSync, realpathSync, truncateSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { INDEX_FILES } from '../../src/index/layout.js';
+import { writeJsonl } from '../helpers/build.js';
+import { TINY_MODEL } from '../helpers/encoder.js';
+import { runBin } from '../helpers/mcp.js';
+import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
+
+const tmp = makeTempDir();
+const good = join(tmp.dir, 'good');
+let n = 0;
+
+beforeAll(() => {
+  if (!HAS_SHARED) return;
+  const input = writeJsonl(
+    tmp.dir,
+    'c.jsonl',
+    Array.from({ length: 300 }, (_, i) => ({ id: String(i), contents: `"T${i}"\nsome text number ${i}` })),
+  );
+  // --exact-below 0 forces an HNSW file, so every index file kind exists
+  const r = runBin(BIN.build, [
+    '--name',
+    'c',
+    '--input',
+    input,
+    '--format',
+    'wiki18',
+    '--index-dir',
+    good,
+    '--model-path',
+    TINY_MODEL,
+    '--exact-below',
+    '0',
+  ]);
+  expect(r.status, r.stderr).toBe(0);
+});
+afterAll(tmp.cleanup);
+
+/** A copy of the good index to damage; returns its index dir and corpus dir. */
+function copy(): { indexDir: string; dir: string } {
+  const indexDir = join(tmp.dir, `bad${n++}`);
+  cpSync(realpathSync(join(good, 'c')), join(indexDir, 'c'), { recursive: true });
+  return { indexDir, dir: join(indexDir, 'c') };
+}
+
+function serve(indexDir: string) {
+  return runBin(BIN.server, ['--corpus', 'c', '--index-dir', indexDir]);
+}
+
+function flip(path: string, at: number): void {
+  const b = readFileSync(path);
+  b[at] = (b[at] as number) ^ 0x40;
+  writeFileSync(path, b);
+}
+
+function editManifest(
+  dir: string,
+  edit: (
+    m: Record<string, unknown> & { corpus: Record<string, unknown>; dense: { encoder: Record<string, unknown> } },
+  ) => void,
+): void {
+  const p = join(dir, INDEX_FILES.manifest);
+  const m = JSON.parse(readFileSync(p, 'utf8'));
+  edit(m);
+  writeFileSync(p, JSON.stringify(m));
+}
+
+const CASES: Array<[string, (dir: string) => void, RegExp]> = [
+  [
+    'truncated SQLite file',
+    (d) => truncateSync(join(d, INDEX_FILES.store), 4096),
+    /chunks\.sqlite is 4096 bytes but the manifest says/,
+  ],
+  [
+    'bit flip inside SQLite',
+    (d) => flip(join(d, INDEX_FILES.store), 6000),
+    /chunks\.sqlite does not match its checksum/,
+  ],
+  ['truncated ANN file', (d) => truncateSync(join(d, INDEX_FILES.ann), 100), /dense\.usearch is 100 bytes/],
+  ['bit-flipped ANN file', (d) => flip(join(d, INDEX_FILES.ann), 2000), /dense\.usearch does not match its checksum/],
+  ['bit-flipped vectors', (d) => flip(join(d, INDEX_FILES.vectors), 333), /vectors\.bin does not match its checksum/],
+  [
+    'bit-flipped postings',
+    (d) => flip(join(d, INDEX_FILES.postings), 10),
+    /bm25\.postings does not match its checksum/,
+  ],
+  [
+    'manifest from another format version',
+    (d) => editManifest(d, (m) => (m['format_version'] = 99)),
+    /index format 99 .* this server reads format 1/,
+  ],
+  [
+    'manifest that is not JSON',
+    (d) => writeFileSync(join(d, INDEX_FILES.manifest), '{oops'),
+    /manifest\.json is not valid JSON/,
+  ],
+  [
+    'another dimension',
+    (d) => editManifest(d, (m) => (m.dense.encoder['dim'] = 768)),
+    /vectors\.bin is \d+ bytes, expected 300 × 3072/,
+  ],
+  [
+    'another model',
+    (d) => editManifest(d, (m) => (m.dense.encoder['model_sha256'] = 'f'.repeat(64))),
+    /index c was built with .* model file sha256/,
+  ],
+  [
+    'a chunk count that does not match',
+    (d) => editManifest(d, (m) => (m.corpus['chunks'] = 299)),
+    /holds 300 chunks but the manifest says 299/,
+  ],
+  ['a missing file', (d) => truncateSync(join(d, INDEX_FILES.norms), 0), /bm25\.norms is 0 bytes/],
+];
+
+describe.skipIf(!HAS_SHARED)('startup refuses damaged or mismatched indexes', () => {
+  it('serves the undamaged index', () => {
+    const { indexDir } = copy();
+    // answers one request then exits when stdin closes
+    expect(serve(indexDir).status).toBe(0);
+  });
+
+  it.each(CASES)('%s: one line naming the file and the fix, exit 1', (_label, damage, message) => {
+    const { indexDir, dir } = copy();
+    damage(dir);
+    const r = serve(indexDir);
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    const lines = r.stderr
+      .trim()
+      .split('\n')
+      .filter((l) => l.startsWith('retriever-mcp: error'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(message);
+    expect(lines[0]).toMatch(/build-index|rebuild/);
+  });
+});
