@@ -122,6 +122,11 @@ export async function main(argv: string[]): Promise<void> {
       describe: 'HNSW vector quantization',
     })
     .option('ann-threads', { type: 'number', default: 0, describe: 'threads for HNSW construction (0 = all cores)' })
+    .option('embed-window', {
+      type: 'number',
+      default: 4096,
+      describe: 'chunks embedded per resumable window (advanced)',
+    })
     .option('resume', {
       type: 'boolean',
       default: false,
@@ -255,6 +260,7 @@ interface DenseArgs {
   'faiss-index'?: string;
   'spot-check': number;
   'spot-check-min': number;
+  'embed-window': number;
 }
 
 async function openDensePhase(
@@ -289,6 +295,7 @@ async function openDensePhase(
     throw new RetrieverError('BAD_INPUT', 'give either --vectors or --faiss-index, not both');
   }
   checkInt('--spot-check', args['spot-check'], 0, 100_000);
+  checkInt('--embed-window', args['embed-window'], 1, 1 << 20);
   const vectorsPath = args['faiss-index'] ?? args.vectors;
   if (vectorsPath !== undefined) checkInputFile(vectorsPath);
   const { encoder, source } = await openEncoder(choice, hub);
@@ -299,6 +306,7 @@ async function openDensePhase(
     vectorsDtype: args['vectors-dtype'],
     exactBelow: args['exact-below'],
     annThreads: args['ann-threads'],
+    windowSize: args['embed-window'],
     ...(vectorsPath !== undefined
       ? {
           importFrom: {

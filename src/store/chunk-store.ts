@@ -66,7 +66,10 @@ export class ChunkStoreWriter {
     readonly path: string,
     create = true,
   ) {
-    this.db = openDatabase(path, { readonly: false, bulk: true });
+    // the bulk load runs without a journal (a crash there restarts the load);
+    // later updates of a finished store keep SQLite's rollback journal, so a
+    // crash mid-update cannot damage a store that a resumed build will reuse
+    this.db = openDatabase(path, { readonly: false, bulk: create });
     if (create) {
       this.db.exec(CREATE_TABLES);
       this.setMeta('schema_version', String(STORE_SCHEMA_VERSION));
@@ -77,7 +80,7 @@ export class ChunkStoreWriter {
     );
   }
 
-  /** Opens a finished store to update its meta table. */
+  /** Opens a finished store to update its meta table (journaled: safe to kill). */
   static reopen(path: string): ChunkStoreWriter {
     return new ChunkStoreWriter(path, false);
   }
