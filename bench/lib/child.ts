@@ -26,7 +26,10 @@ export function runProbe(
   return { ...json, wallS, ...(m ? { maxRssMiB: Number(m[1]) / 1024 } : {}) };
 }
 
-export function runCommand(cmd: string, args: string[]): { wallS: number; maxRssMiB?: number; stderr: string } {
+export function runCommand(
+  cmd: string,
+  args: string[],
+): { wallS: number; maxRssMiB?: number; stdout: string; stderr: string } {
   const useTime = existsSync('/usr/bin/time');
   const t0 = performance.now();
   const r = spawnSync(useTime ? '/usr/bin/time' : cmd, useTime ? ['-f', '__MAXRSS__%M', cmd, ...args] : args, {
@@ -36,5 +39,5 @@ export function runCommand(cmd: string, args: string[]): { wallS: number; maxRss
   const wallS = (performance.now() - t0) / 1000;
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr.slice(-2000)}`);
   const m = /__MAXRSS__(\d+)/.exec(r.stderr);
-  return { wallS, stderr: r.stderr, ...(m ? { maxRssMiB: Number(m[1]) / 1024 } : {}) };
+  return { wallS, stdout: r.stdout, stderr: r.stderr, ...(m ? { maxRssMiB: Number(m[1]) / 1024 } : {}) };
 }

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Reference peers for bench/ann.ts (Debian's python3-faiss, python3-hnswlib).
+Same vectors, same M/efConstruction, same queries and ground truth.
+  --phase build | serve, --engine faiss-hnsw | faiss-flat | hnswlib | faiss-ivfpq
+Prints one JSON line. Never a product dependency."""
+import argparse, json, resource, time, os
+import numpy as np
+
+p = argparse.ArgumentParser()
+p.add_argument('--engine'); p.add_argument('--phase'); p.add_argument('--base'); p.add_argument('--queries')
+p.add_argument('--truth'); p.add_argument('--index'); p.add_argument('--dim', type=int, default=768)
+p.add_argument('--m', type=int, default=16); p.add_argument('--efc', type=int, default=128)
+p.add_argument('--efs', default='16,32,64,128,256'); p.add_argument('--threads', type=int, default=2)
+p.add_argument('--nprobe', default='8,16,32,64'); p.add_argument('--batch', type=int, default=1)
+p.add_argument('--max-queries', type=int, default=0)
+a = p.parse_args()
+
+def rss_mib():
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1]) / 1024
+    return 0
+
+def load(path):
+    return np.fromfile(path, dtype=np.float32).reshape(-1, a.dim)
+
+if a.engine.startswith('faiss'):
+    import faiss
+    faiss.omp_set_num_threads(a.threads)
+else:
+    import hnswlib
+
+if a.phase == 'build':
+    x = load(a.base)
+    t0 = time.time()
+    if a.engine == 'faiss-hnsw':
+        idx = faiss.IndexHNSWFlat(a.dim, a.m, faiss.METRIC_INNER_PRODUCT)
+        idx.hnsw.efConstruction = a.efc
+        idx.add(x)
+        t = time.time() - t0
+        faiss.write_index(idx, a.index)
+    elif a.engine == 'faiss-flat':
+        idx = faiss.IndexFlatIP(a.dim)
+        idx.add(x)
+        t = time.time() - t0
+        faiss.write_index(idx, a.index)
+    elif a.engine == 'faiss-ivfpq':
+        # the DeepSearch-RL / FlashRAG setting: IVF1024,PQ96 over inner product
+        idx = faiss.index_factory(a.dim, 'IVF1024,PQ96', faiss.METRIC_INNER_PRODUCT)
+        rng = np.random.default_rng(0)
+        train = x[rng.choice(len(x), size=min(len(x), 200_000), replace=False)]
+        idx.train(train)
+        idx.add(x)
+        t = time.time() - t0
+        faiss.write_index(idx, a.index)
+    else:
+        idx = hnswlib.Index(space='ip', dim=a.dim)
+        idx.init_index(max_elements=len(x), M=a.m, ef_construction=a.efc, random_seed=100)
+        idx.set_num_threads(a.threads)
+        idx.add_items(x, np.arange(len(x)))
+        t = time.time() - t0
+        idx.save_index(a.index)
+    print(json.dumps({'engine': a.engine, 'phase': 'build', 'buildS': t, 'vectors': len(x), 'indexBytes': os.path.getsize(a.index)}))
+else:
+    q = load(a.queries)
+    truth = np.fromfile(a.truth, dtype=np.int32).reshape(len(q), -1)
+    if a.max_queries:
+        q, truth = q[:a.max_queries], truth[:a.max_queries]
+    t0 = time.time()
+    if a.engine.startswith('faiss'):
+        idx = faiss.read_index(a.index, faiss.IO_FLAG_MMAP if a.engine == 'faiss-flat' else 0)
+    else:
+        idx = hnswlib.Index(space='ip', dim=a.dim)
+        idx.load_index(a.index)
+        idx.set_num_threads(1)
+    open_ms = (time.time() - t0) * 1000
+    rss_open = rss_mib()
+    if a.engine.startswith('faiss'):
+        faiss.omp_set_num_threads(1 if a.batch == 1 else a.threads)
+    params = [0]
+    if a.engine in ('faiss-hnsw', 'hnswlib'):
+        params = [int(e) for e in a.efs.split(',')]
+    if a.engine == 'faiss-ivfpq':
+        params = [int(e) for e in a.nprobe.split(',')]
+    rows = []
+    for ef in params:
+        if a.engine == 'faiss-hnsw': idx.hnsw.efSearch = ef
+        if a.engine == 'hnswlib': idx.set_ef(ef)
+        if a.engine == 'faiss-ivfpq': idx.nprobe = ef
+        lat = []
+        ids_all = []
+        k = 10
+        start = time.time()
+        for i in range(0, len(q), a.batch):
+            qb = q[i:i + a.batch]
+            t = time.time()
+            if a.engine == 'hnswlib':
+                ids, _ = idx.knn_query(qb, k=k)
+            else:
+                _, ids = idx.search(qb, k)
+            lat.append((time.time() - t) * 1000)
+            ids_all.append(ids)
+        secs = time.time() - start
+        ids = np.vstack(ids_all)
+        hits = sum(len(set(ids[i][:10]) & set(truth[i][:10])) for i in range(len(q)))
+        r5 = sum(len(set(ids[i][:5]) & set(truth[i][:5])) for i in range(len(q))) / (len(q) * 5)
+        lat.sort()
+        rows.append({'efSearch': ef, 'recall10': hits / (len(q) * 10), 'recall5': r5, 'p50ms': lat[len(lat) // 2],
+                     'p99ms': lat[min(len(lat) - 1, int(len(lat) * 0.99))], 'qps': len(q) / secs, 'batch': a.batch})
+    print(json.dumps({'engine': a.engine, 'phase': 'serve', 'openMs': open_ms, 'rssOpenMiB': rss_open, 'rssServingMiB': rss_mib(), 'rows': rows}))
