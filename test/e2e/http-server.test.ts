@@ -182,6 +182,26 @@ describe.skipIf(!HAS_SHARED)('HTTP transport (real server process)', () => {
     expect((await postJson(`${srv.url}/retrieve`, { queries: ['rivers'] })).status).toBe(200);
   });
 
+  it('keeps serving while slow clients dribble requests', async () => {
+    const { connect } = await import('node:net');
+    const u = new URL(srv.url);
+    const slow = Array.from({ length: 20 }, () => {
+      const sock = connect(Number(u.port), u.hostname);
+      sock.write(
+        'POST /retrieve HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"queries": [',
+      );
+      return sock;
+    });
+    try {
+      const t0 = performance.now();
+      const r = await postJson(`${srv.url}/retrieve`, { queries: ['rivers'], topk: 1 });
+      expect(r.status).toBe(200);
+      expect(performance.now() - t0).toBeLessThan(2000);
+    } finally {
+      for (const sock of slow) sock.destroy();
+    }
+  });
+
   it('refuses browser origins other than localhost on MCP endpoints (DNS rebinding)', async () => {
     const evil = await postJson(
       `${srv.url}/mcp`,
@@ -199,6 +219,39 @@ describe.skipIf(!HAS_SHARED)('HTTP transport (real server process)', () => {
 });
 
 describe.skipIf(!HAS_SHARED)('HTTP access control and shutdown', () => {
+  it('answers CORS preflights only for allow-listed origins', async () => {
+    const s = await startHttpServer([
+      '--corpus',
+      'w',
+      '--index-dir',
+      indexDir,
+      '--cors-origins',
+      'https://app.example',
+    ]);
+    try {
+      const pre = await fetch(`${s.url}/retrieve`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+      });
+      expect(pre.status).toBe(204);
+      expect(pre.headers.get('access-control-allow-origin')).toBe('https://app.example');
+      const other = await fetch(`${s.url}/retrieve`, {
+        method: 'OPTIONS',
+        headers: { origin: 'https://evil.example' },
+      });
+      expect(other.headers.get('access-control-allow-origin')).toBeNull();
+      // allowed for CORS is not the same as allowed to reach MCP: --allowed-origins governs that
+      const mcp = await postJson(
+        `${s.url}/mcp`,
+        { jsonrpc: '2.0', id: 1, method: 'tools/list' },
+        { origin: 'https://app.example', accept: 'application/json, text/event-stream' },
+      );
+      expect(mcp.status).toBe(403);
+    } finally {
+      await s.stop();
+    }
+  });
+
   it('requires the bearer token everywhere but /health, and drains on SIGTERM with exit 0', async () => {
     const s = await startHttpServer(['--corpus', 'w', '--index-dir', indexDir], { RETRIEVER_MCP_TOKEN: 's3cret' });
     try {

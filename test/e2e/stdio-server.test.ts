@@ -145,6 +145,25 @@ describe('retriever-mcp over stdio (real client, real server process)', () => {
     }
   });
 
+  it('fetch and filters treat hostile ids as plain values (parameterised SQL, served corpora only)', async () => {
+    const s = await connectStdio(['--corpus', 'wiki', '--index-dir', indexDir]);
+    try {
+      const hostile = ["p0' OR '1'='1", 'p0"; DROP TABLE chunks; --', '../../wiki/manifest.json', '%', '*', 'p%'];
+      const f = (await s.client.callTool({ name: 'fetch', arguments: { ids: hostile } })) as ToolText;
+      expect(f.structuredContent).toMatchObject({ chunks: [], missing: hostile });
+      const d = (await s.client.callTool({ name: 'fetch', arguments: { doc_id: "x' OR 1=1 --" } })) as ToolText;
+      expect(d.structuredContent).toMatchObject({ chunks: [] });
+      const c = (await s.client.callTool({ name: 'fetch', arguments: { id: 'p0', corpus: '../news' } })) as ToolText;
+      expect(c.isError).toBe(true);
+      expect(textOf(c)).toMatch(/unknown corpus/);
+      // the table is still there
+      const ok = (await s.client.callTool({ name: 'fetch', arguments: { id: 'p0' } })) as ToolText;
+      expect(ok.structuredContent).toMatchObject({ chunks: [{ id: 'p0' }] });
+    } finally {
+      await s.close();
+    }
+  });
+
   it('refuses to start without an index, naming the build-index command', () => {
     const r = runBin(BIN.server, ['--corpus', 'absent', '--index-dir', indexDir]);
     expect(r.status).not.toBe(0);
