@@ -13,6 +13,7 @@ p.add_argument('--m', type=int, default=16); p.add_argument('--efc', type=int, d
 p.add_argument('--efs', default='16,32,64,128,256'); p.add_argument('--threads', type=int, default=2)
 p.add_argument('--nprobe', default='8,16,32,64'); p.add_argument('--batch', type=int, default=1)
 p.add_argument('--max-queries', type=int, default=0)
+p.add_argument('--offset', type=int, default=0, help='header bytes before the base vectors (8 for .fbin)')
 a = p.parse_args()
 
 def rss_mib():
@@ -22,8 +23,8 @@ def rss_mib():
                 return int(line.split()[1]) / 1024
     return 0
 
-def load(path):
-    return np.fromfile(path, dtype=np.float32).reshape(-1, a.dim)
+def load(path, offset=0):
+    return np.fromfile(path, dtype=np.float32, offset=offset).reshape(-1, a.dim)
 
 if a.engine.startswith('faiss'):
     import faiss
@@ -32,7 +33,7 @@ else:
     import hnswlib
 
 if a.phase == 'build':
-    x = load(a.base)
+    x = load(a.base, a.offset)
     t0 = time.time()
     if a.engine == 'faiss-hnsw':
         idx = faiss.IndexHNSWFlat(a.dim, a.m, faiss.METRIC_INNER_PRODUCT)

@@ -49,5 +49,12 @@ const time = (fn) => {
 };
 const oursRate = time((t) => ours.encode(t, 512));
 const theirsRate = time((t) => theirs(t, { truncation: true, max_length: 512 }));
-const out = { texts: texts.length, mismatches, truncatedWithoutSep, oursPerSec: Math.round(oursRate), transformersPerSec: Math.round(theirsRate), speedup: +(oursRate / theirsRate).toFixed(2) };
+const out = {
+  texts: texts.length,
+  mismatches,
+  truncatedWithoutSep,
+  oursPerSec: Math.round(oursRate),
+  transformersPerSec: Math.round(theirsRate),
+  speedup: +(oursRate / theirsRate).toFixed(2),
+};
 process.stdout.write(`${JSON.stringify(out)}\n`);

@@ -104,17 +104,18 @@ export function ensureVectors(path: string, kind: VectorKind, n: number, dim: nu
   renameSync(`${path}.tmp`, path);
 }
 
-export function readVectors(path: string, dim: number, from = 0, count?: number): Float32Array {
+/** Rows of a raw float32 file; `headerBytes` skips a header (8 for .fbin). */
+export function readVectors(path: string, dim: number, from = 0, count?: number, headerBytes = 0): Float32Array {
   const fd = openSync(path, 'r');
   try {
     const size = fstatSync(fd).size;
-    const total = size / (dim * 4);
+    const total = (size - headerBytes) / (dim * 4);
     const n = Math.min(count ?? total - from, total - from);
     const out = new Float32Array(n * dim);
     const bytes = new Uint8Array(out.buffer);
     let got = 0;
     while (got < bytes.length) {
-      const r = readSync(fd, bytes, got, Math.min(bytes.length - got, 1 << 30), from * dim * 4 + got);
+      const r = readSync(fd, bytes, got, Math.min(bytes.length - got, 1 << 30), headerBytes + from * dim * 4 + got);
       if (r === 0) break;
       got += r;
     }

@@ -1,0 +1,102 @@
+/**
+ * Encoder throughput on CPU for a BERT-base-shaped ONNX graph (random
+ * weights: the FLOPs of e5-base-v2, none of its knowledge; made by
+ * bench/make_bert_onnx.py). Query latency at batch 1, passages/s at batch
+ * 1/32/128, and the achieved FLOP rate against the cores' peak.
+ *
+ *   /usr/bin/python3 bench/make_bert_onnx.py --out bench/data/bert-base-random
+ *   npm run build && node dist/bench/encoder.js [--model bench/data/bert-base-random] [--device cpu]
+ */
+import { readFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { join } from 'node:path';
+import { openEncoder } from '../src/encoder/load-encoder.js';
+import { WordPieceTokenizer } from '../src/encoder/wordpiece.js';
+import { silentLogger } from '../src/util/log.js';
+import { arg, BENCH_DATA, printTable, SHARED, summarize, writeResult } from './lib/common.js';
+import { loadRealQuestions } from './lib/queries.js';
+
+const modelDir = arg('model', join(BENCH_DATA, 'bert-base-random')) as string;
+const device = arg('device', 'cpu') as 'cpu' | 'cuda';
+const hub = {
+  endpoint: 'http://127.0.0.1:9',
+  cacheDir: '/nonexistent',
+  offline: true,
+  log: silentLogger,
+  progress: false,
+};
+
+// BERT-base forward FLOPs per token: 12 layers × (QKV + output projections 4·2·768² + FFN 2·2·768·3072)
+// plus attention (scores and context, 2·2·768·L per layer for sequence length L).
+function flopsPerToken(seqLen: number): number {
+  const H = 768;
+  const F = 3072;
+  return 12 * (4 * 2 * H * H + 2 * 2 * H * F + 2 * 2 * H * seqLen);
+}
+
+const passages = readFileSync(join(SHARED, 'data/2wiki-200/corpus.jsonl'), 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => (JSON.parse(l) as { contents: string }).contents);
+const queries = loadRealQuestions().slice(0, 300);
+const tok = WordPieceTokenizer.fromFile(join(modelDir, 'tokenizer.json'));
+const tokens = (t: string): number => tok.encode(t, 512).ids.length;
+
+const rows: Array<Record<string, string | number>> = [];
+const cores = cpus().length;
+// Zen 4 (and most AVX2/AVX-512 x86): 2 FMA pipes × 8 float32 lanes × 2 FLOP = 32 FLOP/cycle/core
+const peak = cores * (cpus()[0]?.speed ?? 0) * 1e6 * 32;
+
+for (const batch of [1, 32, 128]) {
+  const { encoder } = await openEncoder(
+    {
+      model: 'bert-base-random',
+      modelPath: modelDir,
+      variant: 'fp32',
+      revision: 'main',
+      device,
+      threads: 0,
+      batchSize: batch,
+      maxLength: 512,
+      pooling: 'mean',
+      queryPrefix: 'query: ',
+      passagePrefix: 'passage: ',
+    },
+    hub,
+  );
+  const sample = passages.slice(0, batch === 1 ? 64 : batch * 4);
+  await encoder.embedPassages(sample.slice(0, Math.min(8, sample.length))); // warm
+  const t0 = performance.now();
+  for (let i = 0; i < sample.length; i += batch) await encoder.embedPassages(sample.slice(i, i + batch));
+  const secs = (performance.now() - t0) / 1000;
+  const toks = sample.reduce((s, p) => s + tokens(`passage: ${p}`), 0);
+  const avg = toks / sample.length;
+  const flops = (toks * flopsPerToken(avg)) / secs;
+  const row: Record<string, string | number> = {
+    device,
+    batch,
+    'passages/s': sample.length / secs,
+    'avg tokens': Math.round(avg),
+    'tokens/s': Math.round(toks / secs),
+    'GFLOP/s': flops / 1e9,
+    '% of peak': (100 * flops) / peak,
+  };
+  if (batch === 1) {
+    const lat: number[] = [];
+    for (const q of queries.slice(0, 100)) {
+      const t = performance.now();
+      await encoder.embedQueries([q]);
+      lat.push(performance.now() - t);
+    }
+    const s = summarize(lat);
+    row['query p50 ms'] = s.p50;
+    row['query p99 ms'] = s.p99;
+  }
+  rows.push(row);
+  await encoder.close();
+}
+printTable(
+  `BERT-base-shaped ONNX encoder (random weights), ${cores} cores, peak ≈ ${(peak / 1e9).toFixed(0)} GFLOP/s fp32`,
+  rows,
+);
+writeResult(`encoder-${device}`, { modelDir, cores, peakGflops: peak / 1e9, flopsPerToken: flopsPerToken(128), rows });

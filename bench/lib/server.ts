@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './common.js';
+
+export interface BenchServer {
+  url: string;
+  pid: number;
+  child: ChildProcess;
+  readyMs: number;
+  stop(): Promise<number | null>;
+}
+
+/** Starts `retriever-mcp --transport http --port 0 …` and waits for /ready; readyMs is spawn → ready. */
+export async function startServer(args: string[]): Promise<BenchServer> {
+  const t0 = performance.now();
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'bin/retriever-mcp.js'), '--transport', 'http', '--port', '0', '--log-level', 'warn', ...args],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+  // with --log-level warn the listening line is not printed; find the port from /proc
+  const url = await new Promise<string>((resolve, reject) => {
+    const poll = setInterval(() => {
+      const port = listeningPort(child.pid as number);
+      if (port) {
+        clearInterval(poll);
+        resolve(`http://127.0.0.1:${port}`);
+      }
+    }, 50);
+    void exited.then((c) => {
+      clearInterval(poll);
+      reject(new Error(`server exited (${c}): ${err}`));
+    });
+  });
+  for (;;) {
+    const r = await fetch(`${url}/ready`).catch(() => undefined);
+    if (r?.status === 200) break;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  return {
+    url,
+    pid: child.pid as number,
+    child,
+    readyMs: performance.now() - t0,
+    stop: () => {
+      child.kill('SIGTERM');
+      return exited;
+    },
+  };
+}
+
+function listeningPort(pid: number): number | undefined {
+  try {
+    const inodes = new Set<string>();
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      const l = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      const m = /socket:\[(\d+)\]/.exec(l);
+      if (m) inodes.add(m[1] as string);
+    }
+    for (const line of readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      if (cols[3] === '0A' && inodes.has(cols[9] as string))
+        return parseInt((cols[1] as string).split(':')[1] as string, 16);
+    }
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+export function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}

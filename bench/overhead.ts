@@ -1,0 +1,131 @@
+/**
+ * Server overhead per request with the encoder stubbed out through our own
+ * QueryEncoder interface: HTTP + MCP (stateless Streamable HTTP) or REST +
+ * fusion + SQLite fetch, measured as request latency minus the time spent in
+ * the two retrieval arms (BM25 postings, HNSW + rescoring), which are timed
+ * separately. Sequential requests, in-process, 100k-chunk hybrid index.
+ *
+ *   npm run build && node dist/bench/overhead.js [--requests 2000]
+ */
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { openDenseArm } from '../src/index/dense/dense-arm.js';
+import { openCorpus } from '../src/search/open-corpus.js';
+import { Retriever } from '../src/search/retriever.js';
+import type { QueryEncoder } from '../src/search/types.js';
+import { Admission } from '../src/server/admission.js';
+import { createServer } from '../src/server/create-server.js';
+import { createHttpServer } from '../src/server/http.js';
+import { McpHttp } from '../src/server/mcp-http.js';
+import { createServerMetrics } from '../src/server/metrics.js';
+import { silentLogger } from '../src/util/log.js';
+import { arg, BENCH_DATA, printTable, summarize, writeResult } from './lib/common.js';
+import { loadRealQuestions } from './lib/queries.js';
+import { makeGenerator } from './lib/vectors.js';
+
+const N = Number(arg('requests', '2000'));
+const corpus = openCorpus(join(BENCH_DATA, 'load-indexes'), 'load100k', {
+  openDense: (dir, m, hint) => openDenseArm(dir, m.dense!, hint, { mmap: true, rescoreFactor: 4 }),
+  verify: 'sizes',
+});
+const gen = makeGenerator('clustered', 768, 99);
+const stub: QueryEncoder = { id: 'stub', dim: 768, embedQueries: async (texts) => texts.map(() => gen()) };
+
+// time inside the arms, summed per request (requests run one at a time)
+let armMs = 0;
+const wrap =
+  <A extends unknown[], R>(fn: (...a: A) => R): ((...a: A) => R) =>
+  (...a: A) => {
+    const t = performance.now();
+    try {
+      return fn(...a);
+    } finally {
+      armMs += performance.now() - t;
+    }
+  };
+const bm25 = corpus.bm25;
+bm25.search = wrap(bm25.search.bind(bm25));
+const dense = corpus.dense!;
+dense.search = wrap(dense.search.bind(dense));
+
+const retriever = new Retriever([corpus], new Map([['load100k', stub]]), {
+  topK: 3,
+  maxTopK: 100,
+  maxQueryChars: 8192,
+  candidates: 100,
+  rrfK: 60,
+  weights: { bm25: 1, dense: 1 },
+  cacheSize: 0,
+});
+const admission = new Admission({ maxInFlight: 1024, deadlineMs: 30_000 });
+const guard = <T>(w: () => Promise<T>) => admission.run(w);
+const mcp = new McpHttp(
+  () => createServer({ retriever, maxBatchQueries: 256, guard }).server,
+  { stateless: true, sessionTtlMs: 60_000, maxSessions: 10 },
+  silentLogger,
+);
+const server = createHttpServer(
+  {
+    retriever: () => retriever,
+    mcp: () => mcp,
+    rest: () => ({ retriever, guard, maxBatchQueries: 256 }),
+    admission,
+    metrics: createServerMetrics(),
+    log: silentLogger,
+  },
+  { allowedOrigins: [], corsOrigins: [], maxBodyBytes: 1 << 20 },
+);
+await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+const queries = loadRealQuestions();
+
+const routes: Record<string, (q: string) => { path: string; body: unknown; headers: Record<string, string> }> = {
+  'MCP tools/call (stateless HTTP)': (q) => ({
+    path: '/mcp',
+    body: {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'search', arguments: { query: q, top_k: 3, mode: 'hybrid' } },
+    },
+    headers: { accept: 'application/json, text/event-stream' },
+  }),
+  'REST /retrieve': (q) => ({ path: '/retrieve', body: { queries: [q], topk: 3, mode: 'hybrid' }, headers: {} }),
+};
+const rows: Array<Record<string, string | number>> = [];
+for (const [label, make] of Object.entries(routes)) {
+  const total: number[] = [];
+  const arms: number[] = [];
+  const over: number[] = [];
+  for (let i = 0; i < N + 200; i++) {
+    const q = queries[i % queries.length] as string;
+    const { path, body, headers } = make(q);
+    armMs = 0;
+    const t = performance.now();
+    const r = await fetch(url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
+    await r.text();
+    const ms = performance.now() - t;
+    if (r.status !== 200) throw new Error(`${label}: HTTP ${r.status}`);
+    if (i < 200) continue; // warm-up
+    total.push(ms);
+    arms.push(armMs);
+    over.push(ms - armMs);
+  }
+  const [t, a, o] = [summarize(total), summarize(arms), summarize(over)];
+  rows.push({
+    route: label,
+    requests: N,
+    'total p50 ms': t.p50,
+    'arms p50 ms': a.p50,
+    'overhead p50 ms': o.p50,
+    'overhead p99 ms': o.p99,
+  });
+}
+server.close();
+printTable('Per-request server overhead with a stub encoder (100k-chunk hybrid index, sequential, in-process)', rows);
+writeResult('overhead', { rows });
+process.exit(0);

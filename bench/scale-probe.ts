@@ -1,0 +1,98 @@
+/**
+ * Child process for scale.ts: opens one large index (memory-mapped HNSW,
+ * on-disk postings and vectors) and measures, with query vectors supplied
+ * through our QueryEncoder interface (the encoder excluded, as the target
+ * says): dense recall@10/@5 against exact search at several efSearch values,
+ * dense QPS at batch 100, BM25 and hybrid latency, and resident memory.
+ */
+import { readFileSync } from 'node:fs';
+import { openDenseArm } from '../src/index/dense/dense-arm.js';
+import { openCorpus } from '../src/search/open-corpus.js';
+import { Retriever } from '../src/search/retriever.js';
+import type { QueryEncoder } from '../src/search/types.js';
+import { arg, rssMiB, summarize } from './lib/common.js';
+import { loadRealQuestions } from './lib/queries.js';
+import { readVectors } from './lib/vectors.js';
+
+const indexDir = arg('index-dir') as string;
+const name = arg('name') as string;
+const dim = 768;
+const qv = readVectors(arg('queries') as string, dim);
+const nq = qv.length / dim;
+const truth = new Int32Array(readFileSync(arg('truth') as string).buffer.slice(0));
+const tk = truth.length / nq;
+const efs = (arg('efs', '16,32,64,128') as string).split(',').map(Number);
+const texts = loadRealQuestions().slice(0, nq);
+const rowOf = new Map(texts.map((t, i) => [t, i]));
+
+const out: Record<string, unknown> = { rssStartMiB: rssMiB() };
+const recall: Array<Record<string, number>> = [];
+for (const ef of efs) {
+  const t0 = performance.now();
+  const c = openCorpus(indexDir, name, {
+    openDense: (dir, m, hint) =>
+      openDenseArm(dir, m.dense!, hint, { mmap: true, rescoreFactor: 4, expansionSearch: ef }),
+    verify: 'sizes',
+  });
+  const openMs = performance.now() - t0;
+  const dense = c.dense!;
+  for (let i = 0; i < Math.min(100, nq); i++) dense.search(qv.subarray(i * dim, (i + 1) * dim), 10); // warm
+  let hit10 = 0;
+  let hit5 = 0;
+  const lat: number[] = [];
+  const start = performance.now();
+  for (let i = 0; i < nq; i++) {
+    const t = performance.now();
+    const got = dense.search(qv.subarray(i * dim, (i + 1) * dim), 10).map((h) => h.num);
+    lat.push(performance.now() - t);
+    const gt = truth.subarray(i * tk, i * tk + 10);
+    const gt5 = new Set(gt.subarray(0, 5));
+    const gt10 = new Set(gt);
+    for (const g of got) if (gt10.has(g)) hit10++;
+    for (const g of got.slice(0, 5)) if (gt5.has(g)) hit5++;
+  }
+  const secs = (performance.now() - start) / 1000;
+  const s = summarize(lat);
+  recall.push({
+    efSearch: ef,
+    openMs,
+    recall10: hit10 / (nq * 10),
+    recall5: hit5 / (nq * 5),
+    p50ms: s.p50,
+    p99ms: s.p99,
+    qps: nq / secs,
+  });
+  if (ef === efs[efs.length - 1]) {
+    // BM25 and hybrid with the real questions; query vectors come from the generated set
+    const enc: QueryEncoder = {
+      id: 'precomputed',
+      dim,
+      embedQueries: async (ts) => ts.map((t) => qv.slice((rowOf.get(t) ?? 0) * dim, ((rowOf.get(t) ?? 0) + 1) * dim)),
+    };
+    const r = new Retriever([c], new Map([[name, enc]]), {
+      topK: 10,
+      maxTopK: 100,
+      maxQueryChars: 8192,
+      candidates: 100,
+      rrfK: 60,
+      weights: { bm25: 1, dense: 1 },
+      cacheSize: 0,
+    });
+    for (const mode of ['bm25', 'hybrid'] as const) {
+      const l: number[] = [];
+      for (const t of texts.slice(0, 100)) await r.search({ query: t, mode, topK: 10 }); // warm
+      for (const t of texts) {
+        const t0q = performance.now();
+        await r.search({ query: t, mode, topK: 10 });
+        l.push(performance.now() - t0q);
+      }
+      const ss = summarize(l);
+      out[`${mode}P50ms`] = ss.p50;
+      out[`${mode}P99ms`] = ss.p99;
+    }
+  }
+  out['rssAfterMiB'] = rssMiB();
+  c.close();
+}
+out['dense'] = recall;
+process.stdout.write(`${JSON.stringify(out)}\n`);

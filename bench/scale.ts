@@ -1,0 +1,180 @@
+/**
+ * wiki-18 scale on one 2-core machine, measured on generated data at 1M and
+ * 2M passages (real-looking text, see gen-corpus.ts; clustered 768-d vectors
+ * imported as the published e5 index would be), extrapolated to 21M:
+ * build throughput per phase, start-up to ready, resident memory, dense
+ * recall against exact search, BM25/hybrid latency (encoder excluded), and
+ * faiss IVF1024,PQ96 (the DeepSearch-RL setting) on the same vectors.
+ *
+ *   npm run build && node dist/bench/scale.js [--sizes 1000000,2000000]
+ */
+import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { exactSearch, MetricKind } from 'usearch';
+import { arg, BENCH_DATA, printTable, ROOT, writeResult } from './lib/common.js';
+import { runCommand, runProbe } from './lib/child.js';
+import { rssOf, startServer } from './lib/server.js';
+import { ensureFbin } from './lib/vector-files.js';
+import { ensureVectors, readVectors } from './lib/vectors.js';
+
+const sizes = (arg('sizes', '1000000,2000000') as string).split(',').map(Number);
+const model = arg('model', join(BENCH_DATA, 'bert-base-random')) as string;
+const py = arg('python', '/usr/bin/python3') as string;
+const dim = 768;
+const dir = join(BENCH_DATA, 'scale');
+const indexDir = join(dir, 'indexes');
+mkdirSync(dir, { recursive: true });
+const label = (n: number): string => (n >= 1e6 ? `${n / 1e6}m` : `${n / 1e3}k`);
+
+async function corpusOf(n: number): Promise<string> {
+  const path = join(BENCH_DATA, `gen-${label(n)}.jsonl`);
+  if (existsSync(path)) return path;
+  const big = join(BENCH_DATA, 'gen-2m.jsonl');
+  if (!existsSync(big))
+    runCommand(process.execPath, [join(ROOT, 'dist/bench/gen-corpus.js'), '--passages', '2000000', '--out', big]);
+  const ws = createWriteStream(path);
+  let i = 0;
+  for await (const line of createInterface({ input: createReadStream(big) })) {
+    if (i++ >= n) break;
+    if (!ws.write(`${line}\n`)) await new Promise<void>((r) => ws.once('drain', () => r()));
+  }
+  await new Promise<void>((r) => ws.end(() => r()));
+  return path;
+}
+
+/** "label [...] 100.0% … in 12.3s" lines of the build's progress output → seconds per phase. */
+function phaseSeconds(stderr: string, label: string): number {
+  const lines = stderr.split('\n').filter((l) => l.startsWith(label) && / in [\d.]+(s|m\d+s)/.test(l));
+  const m = /in (?:(\d+)m)?([\d.]+)s/.exec(lines[lines.length - 1] ?? '');
+  return m ? Number(m[1] ?? 0) * 60 + Number(m[2]) : NaN;
+}
+
+const queriesPath = join(dir, 'q1000.f32');
+ensureVectors(queriesPath, 'clustered', 1000, dim, 22);
+const rows: Array<Record<string, string | number>> = [];
+const details: Record<string, unknown> = {};
+for (const n of sizes) {
+  const name = `scale${label(n)}`;
+  const corpus = await corpusOf(n);
+  const vectors = join(dir, `vec-${label(n)}.fbin`);
+  ensureFbin(vectors, 'clustered', n, dim, 21);
+  const truthPath = join(dir, `truth-${label(n)}.i32`);
+  if (!existsSync(truthPath)) {
+    const x = readVectors(vectors, dim, 0, n, 8);
+    const r = exactSearch(x, readVectors(queriesPath, dim), dim, 10, MetricKind.IP, 2);
+    writeFileSync(truthPath, Int32Array.from(r.keys, Number));
+  }
+  const b = runCommand(process.execPath, [
+    join(ROOT, 'bin/build-index.js'),
+    '--name',
+    name,
+    '--input',
+    corpus,
+    '--format',
+    'wiki18',
+    '--index-dir',
+    indexDir,
+    '--model-path',
+    model,
+    '--vectors',
+    vectors,
+    '--vectors-dtype',
+    'f16',
+    '--ann-quantization',
+    'i8',
+  ]);
+  const ingestS = phaseSeconds(b.stderr, `ingest ${name}`);
+  const importS = phaseSeconds(b.stderr, 'import vectors');
+  const hnswS = phaseSeconds(b.stderr, 'HNSW graph');
+  const live = join(indexDir, name);
+  const bytes = (f: string): number => statSync(join(live, f)).size;
+  const srv = await startServer([
+    '--corpus',
+    name,
+    '--index-dir',
+    indexDir,
+    '--model-path',
+    model,
+    '--verify',
+    'sample',
+  ]);
+  const rssReady = rssOf(srv.pid);
+  await srv.stop();
+  const probe = runProbe(join(ROOT, 'dist/bench/scale-probe.js'), [
+    '--index-dir',
+    indexDir,
+    '--name',
+    name,
+    '--queries',
+    queriesPath,
+    '--truth',
+    truthPath,
+    '--efs',
+    '32,64,128',
+  ]);
+  details[name] = { build: b, probe };
+  const dense = (probe['dense'] as Array<Record<string, number>>).find((d) => d['efSearch'] === 64) ?? {};
+  rows.push({
+    passages: n,
+    'build s': b.wallS,
+    'text+BM25 passages/s': Math.round(n / ingestS),
+    'vector import /s': Math.round(n / importS),
+    'HNSW build s': hnswS,
+    'build peak RSS MiB': Math.round(b.maxRssMiB ?? 0),
+    'HNSW i8 MiB': Math.round(bytes('dense.usearch') / 2 ** 20),
+    'vectors f16 MiB': Math.round(bytes('vectors.bin') / 2 ** 20),
+    'BM25 MiB': Math.round((bytes('bm25.postings') + bytes('bm25.norms')) / 2 ** 20),
+    'SQLite MiB': Math.round(bytes('chunks.sqlite') / 2 ** 20),
+    'ready s': srv.readyMs / 1000,
+    'RSS at ready MiB': Math.round(rssReady),
+    'probe RSS MiB': Math.round(probe['rssAfterMiB'] as number),
+    'dense R@10 (ef 64)': dense['recall10'] ?? NaN,
+    'dense p50 ms': dense['p50ms'] ?? NaN,
+    'BM25 p50 ms': probe['bm25P50ms'] as number,
+    'hybrid p50 ms': probe['hybridP50ms'] as number,
+    'hybrid p99 ms': probe['hybridP99ms'] as number,
+  });
+  process.stderr.write(`${JSON.stringify(rows[rows.length - 1])}\n${JSON.stringify(probe['dense'])}\n`);
+}
+
+// faiss IVF1024,PQ96 on the largest size, batch 100 (DeepSearch-RL's setting)
+const n = sizes[sizes.length - 1] as number;
+const vectors = join(dir, `vec-${label(n)}.fbin`);
+const ivf = join(dir, `ivfpq-${label(n)}.faiss`);
+const truthPath = join(dir, `truth-${label(n)}.i32`);
+const peer = (phase: string): string[] => [
+  join(ROOT, 'bench/ann_peer.py'),
+  '--engine',
+  'faiss-ivfpq',
+  '--phase',
+  phase,
+  '--base',
+  vectors,
+  '--offset',
+  '8',
+  '--queries',
+  queriesPath,
+  '--truth',
+  truthPath,
+  '--index',
+  ivf,
+  '--dim',
+  String(dim),
+  '--batch',
+  '100',
+  '--nprobe',
+  '8,16,32,64',
+];
+const fb = runCommand(py, peer('build'));
+const fs = runCommand(py, peer('serve'));
+const faiss = {
+  build: JSON.parse(fb.stdout.trim().split('\n').pop() ?? '{}'),
+  serve: JSON.parse(fs.stdout.trim().split('\n').pop() ?? '{}'),
+};
+printTable('wiki-18 scale (generated data), i8 HNSW memory-mapped, f16 vectors on disk, efSearch 64', rows);
+printTable(
+  `faiss IVF1024,PQ96 on the same ${label(n)} vectors, batch 100, 2 threads`,
+  (faiss.serve.rows ?? []) as Array<Record<string, number>>,
+);
+writeResult('scale', { sizes, rows, faiss, details });
