@@ -174,6 +174,13 @@ describe.skipIf(!HAS_SHARED)('HTTP transport (real server process)', () => {
       expect(j.error.message).toMatch(msg);
       expect(JSON.stringify(j)).not.toMatch(/at .*\.js:\d+/); // no stack traces
     }
+    const bad = await fetch(`${srv.url}/retrieve`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.concat([Buffer.from('{"queries": ["'), Buffer.from([0xff, 0xfe, 0xc3]), Buffer.from('"]}')]),
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toMatch(/not valid UTF-8/);
     const big = await postJson(`${srv.url}/retrieve`, { queries: ['x'.repeat(2 << 20)] });
     expect(big.status).toBe(413);
     expect((await fetch(`${srv.url}/nope`)).status).toBe(404);
