@@ -22,6 +22,8 @@ const m = Number(arg('m', '16'));
 const efc = Number(arg('efc', '128'));
 const indexPath = arg('index') as string;
 const threads = Number(arg('threads', '2'));
+// candidates re-scored exactly, as a multiple of k (the product's --rescore-factor)
+const rescoreFactor = Number(arg('rescore', '4'));
 
 function usearchIndex(efs: number): Index {
   const q = engine.split('-')[1]?.split('+')[0] as 'i8' | 'f16' | 'f32';
@@ -86,7 +88,7 @@ function serve(): Record<string, unknown> {
       const vectors = new VectorReader(base, dim, 'f32', statSync(base).size / (dim * 4));
       search = (q, k) => {
         const top = new TopK(k);
-        for (const key of idx.search(q, k * 4, 1).keys) {
+        for (const key of idx.search(q, k * rescoreFactor, 1).keys) {
           const num = Number(key);
           const v = vectors.row(num);
           let s = 0;

@@ -31,10 +31,12 @@ const py = arg('python', '/usr/bin/python3') as string;
 
 const dir = join(BENCH_DATA, 'ann');
 mkdirSync(dir, { recursive: true });
-const tag = `${kind}-${n}`;
-const base = join(dir, `${tag}.f32`);
+// --tag separates runs with other parameters (index files and results are named after it)
+const tag = `${kind}-${n}${arg('tag') ? `-${arg('tag')}` : ''}`;
+const base = join(dir, `${kind}-${n}.f32`);
 const queries = join(dir, `${kind}-q${nq}.f32`);
-const truthPath = join(dir, `${tag}-q${nq}.truth`);
+const truthPath = join(dir, `${kind}-${n}-q${nq}.truth`);
+const rescore = arg('rescore', '4') as string;
 ensureVectors(base, kind, n, dim, 1);
 ensureVectors(queries, kind, nq, dim, 2);
 if (!existsSync(truthPath)) {
@@ -98,6 +100,8 @@ for (const engine of engines) {
     builtBy.set(built, build);
     serve = runProbe(join(ROOT, 'dist/bench/ann-probe.js'), [
       ...probeArgs,
+      '--rescore',
+      rescore,
       '--phase',
       'serve',
       '--base',

@@ -29,6 +29,8 @@ export const DEFAULTS = {
   candidates: 100,
   /** RRF k (Cormack et al. 2009). */
   rrfK: 60,
+  /** HNSW candidates re-scored exactly, as a multiple of the hits wanted. */
+  rescoreFactor: 4,
   /** Cached search results (corpus, mode, top_k, filter, query). */
   resultCacheSize: 10_000,
   /** Cached query vectors per encoder. */

@@ -88,7 +88,7 @@ export async function evalMain(argv: string[]): Promise<void> {
       batchSize: args['batch-size'],
       ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
     },
-    dense: { mmap: true, rescoreFactor: 4 },
+    dense: { mmap: true, rescoreFactor: DEFAULTS.rescoreFactor },
     verify: 'sizes',
     batching: { maxBatch: 64, maxWaitMs: 0, maxQueue: 1 << 20, cacheSize: 0 },
   } as unknown as ServeConfig;

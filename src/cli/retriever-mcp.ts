@@ -35,6 +35,11 @@ const SERVE_OPTIONS = {
   'model-path': { type: 'string', describe: 'query encoder from a local Hugging Face ONNX directory' },
   'model-variant': { type: 'string', describe: 'ONNX file variant (fp32, fp16, int8 or a path)' },
   'ef-search': { type: 'number', describe: 'HNSW efSearch for every corpus (default: the value stored in each index)' },
+  'rescore-factor': {
+    type: 'number',
+    default: DEFAULTS.rescoreFactor,
+    describe: 'HNSW candidates re-scored exactly from the stored vectors, as a multiple of top_k',
+  },
   mmap: {
     type: 'boolean',
     default: true,
@@ -119,6 +124,7 @@ export async function main(argv: string[]): Promise<void> {
   checkInt('--deadline-ms', args['deadline-ms'], 1, 3_600_000);
   checkInt('--max-inflight', args['max-inflight'], 1, 1_000_000);
   checkInt('--max-body-bytes', args['max-body-bytes'], 1024, 1 << 30);
+  checkInt('--rescore-factor', args['rescore-factor'], 1, 100);
   if (args['ef-search'] !== undefined) checkInt('--ef-search', args['ef-search'], 1, 100_000);
   for (const f of ['rrf-k', 'bm25-weight', 'dense-weight'] as const) {
     if (!(args[f] >= 0) || (f === 'rrf-k' && args[f] === 0))
@@ -154,7 +160,7 @@ export async function main(argv: string[]): Promise<void> {
     hub: hubConfig(args, log, true),
     dense: {
       mmap: args.mmap,
-      rescoreFactor: 4,
+      rescoreFactor: args['rescore-factor'],
       ...(args['ef-search'] !== undefined ? { expansionSearch: args['ef-search'] } : {}),
     },
     batching: {

@@ -21,6 +21,8 @@ interface Metric {
 
 export class Counter implements Metric {
   private readonly values = new Map<string, number>();
+  /** A source read at render time instead of inc(): counters kept elsewhere (the result cache). */
+  source: (() => number) | undefined;
 
   constructor(
     readonly name: string,
@@ -38,7 +40,8 @@ export class Counter implements Metric {
 
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`];
-    if (this.values.size === 0) lines.push(`${this.name} 0`);
+    if (this.source) lines.push(`${this.name} ${this.source()}`);
+    else if (this.values.size === 0) lines.push(`${this.name} 0`);
     for (const [k, v] of this.values) lines.push(`${this.name}${k ? `{${k}}` : ''} ${v}`);
     return lines.join('\n');
   }

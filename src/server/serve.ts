@@ -67,7 +67,7 @@ export async function ensureIndexes(cfg: ServeConfig): Promise<void> {
 
 /** Opens corpora and encoders (each wrapped in a micro-batcher) into a retriever. */
 export async function openRetriever(cfg: ServeConfig, metrics: ServerMetrics): Promise<Retriever> {
-  return loadRetriever({
+  const retriever = await loadRetriever({
     indexDir: cfg.indexDir,
     corpora: cfg.corpora,
     log: cfg.log,
@@ -94,6 +94,9 @@ export async function openRetriever(cfg: ServeConfig, metrics: ServerMetrics): P
       return out;
     },
   });
+  metrics.cacheHits.source = () => retriever.cache.hits;
+  metrics.cacheMisses.source = () => retriever.cache.misses;
+  return retriever;
 }
 
 export async function serve(cfg: ServeConfig): Promise<void> {

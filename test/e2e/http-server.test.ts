@@ -55,7 +55,10 @@ describe.skipIf(!HAS_SHARED)('HTTP transport (real server process)', () => {
     expect(m).toMatch(/# TYPE retriever_request_duration_seconds histogram/);
     expect(m).toMatch(/retriever_requests_total\{route="\/retrieve",status="ok"\} \d+/);
     expect(m).toMatch(/retriever_encoder_batch_size_count \d+/);
-    expect(m).toMatch(/retriever_cache_hits_total/);
+    await postJson(`${srv.url}/retrieve`, { queries: ['rivers'] }); // the same query again: a cache hit
+    const m2 = await (await fetch(`${srv.url}/metrics`)).text();
+    expect(Number(/retriever_cache_hits_total (\d+)/.exec(m2)?.[1])).toBeGreaterThanOrEqual(1);
+    expect(Number(/retriever_cache_misses_total (\d+)/.exec(m2)?.[1])).toBeGreaterThanOrEqual(1);
   });
 
   it('serves MCP over Streamable HTTP with a session', async () => {
