@@ -10,7 +10,7 @@
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { arg, BENCH_DATA, printTable, ROOT, writeResult } from './lib/common.js';
-import { runCommand, runProbe } from './lib/child.js';
+import { runBuildIndex, runCommand, runProbe } from './lib/child.js';
 
 const sizes = (arg('sizes', '100000,500000,2000000') as string).split(',').map(Number);
 const indexDir = arg('index-dir', join(BENCH_DATA, 'indexes')) as string;
@@ -24,8 +24,7 @@ for (const n of sizes) {
   }
   const name = `gen-${label(n)}`;
   rmSync(join(indexDir, name), { force: true });
-  const b = runCommand(process.execPath, [
-    join(ROOT, 'bin/build-index.js'),
+  const b = runBuildIndex([
     '--name',
     name,
     '--input',

@@ -13,7 +13,16 @@ import { startServer } from './lib/server.js';
 
 const seconds = Number(arg('seconds', '30'));
 const model = join(BENCH_DATA, 'bert-base-random');
-const srv = await startServer(['--corpus', 'load100k', '--index-dir', join(BENCH_DATA, 'load-indexes'), '--model-path', model, '--cache-size', '0']);
+const srv = await startServer([
+  '--corpus',
+  'load100k',
+  '--index-dir',
+  join(BENCH_DATA, 'load-indexes'),
+  '--model-path',
+  model,
+  '--cache-size',
+  '0',
+]);
 const queries = loadRealQuestions();
 const end = Date.now() + seconds * 1000;
 let searches = 0;

@@ -9,10 +9,10 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { arg, BENCH_DATA, printTable, ROOT, writeResult } from './lib/common.js';
-import { runCommand } from './lib/child.js';
+import { runBuildIndex, runCommand } from './lib/child.js';
 import { loadRealQuestions } from './lib/queries.js';
+import { ensureVectors } from './lib/vectors.js';
 import { startServer } from './lib/server.js';
-import { ensureFbin } from './lib/vector-files.js';
 import { runWrk } from './lib/wrk.js';
 
 const connections = Number(arg('connections', '256'));
@@ -26,9 +26,8 @@ export function ensureLoadIndex(): void {
   if (!existsSync(corpus))
     runCommand(process.execPath, [join(ROOT, 'dist/bench/gen-corpus.js'), '--passages', '100000', '--out', corpus]);
   const vectors = join(BENCH_DATA, 'vec-clustered-100k-768.fbin');
-  ensureFbin(vectors, 'clustered', 100_000, 768, 11);
-  runCommand(process.execPath, [
-    join(ROOT, 'bin/build-index.js'),
+  ensureVectors(vectors, 'clustered', 100_000, 768, 11, true);
+  runBuildIndex([
     '--name',
     'load100k',
     '--input',

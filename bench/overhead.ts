@@ -13,10 +13,7 @@ import { openDenseArm } from '../src/index/dense/dense-arm.js';
 import { openCorpus } from '../src/search/open-corpus.js';
 import { Retriever } from '../src/search/retriever.js';
 import type { QueryEncoder } from '../src/search/types.js';
-import { Admission } from '../src/server/admission.js';
-import { createServer } from '../src/server/create-server.js';
-import { createHttpServer } from '../src/server/http.js';
-import { McpHttp } from '../src/server/mcp-http.js';
+import { createHttpApp } from '../src/server/http-app.js';
 import { createServerMetrics } from '../src/server/metrics.js';
 import { silentLogger } from '../src/util/log.js';
 import { arg, BENCH_DATA, printTable, summarize, writeResult } from './lib/common.js';
@@ -57,24 +54,16 @@ const retriever = new Retriever([corpus], new Map([['load100k', stub]]), {
   weights: { bm25: 1, dense: 1 },
   cacheSize: 0,
 });
-const admission = new Admission({ maxInFlight: 1024, deadlineMs: 30_000 });
-const guard = <T>(w: () => Promise<T>) => admission.run(w);
-const mcp = new McpHttp(
-  () => createServer({ retriever, maxBatchQueries: 256, guard }).server,
-  { stateless: true, sessionTtlMs: 60_000, maxSessions: 10 },
-  silentLogger,
-);
-const server = createHttpServer(
-  {
-    retriever: () => retriever,
-    mcp: () => mcp,
-    rest: () => ({ retriever, guard, maxBatchQueries: 256 }),
-    admission,
-    metrics: createServerMetrics(),
-    log: silentLogger,
-  },
-  { allowedOrigins: [], corsOrigins: [], maxBodyBytes: 1 << 20 },
-);
+const app = createHttpApp({
+  http: { allowedOrigins: [], corsOrigins: [], maxBodyBytes: 1 << 20 },
+  admission: { maxInFlight: 1024, deadlineMs: 30_000 },
+  mcp: { stateless: true, sessionTtlMs: 60_000, maxSessions: 10 },
+  maxBatchQueries: 256,
+  metrics: createServerMetrics(),
+  log: silentLogger,
+});
+app.attach(retriever);
+const server = app.server;
 await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
 const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 const queries = loadRealQuestions();

@@ -13,9 +13,8 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { exactSearch, MetricKind } from 'usearch';
 import { arg, BENCH_DATA, printTable, ROOT, writeResult } from './lib/common.js';
-import { runCommand, runProbe } from './lib/child.js';
+import { runBuildIndex, runCommand, runProbe } from './lib/child.js';
 import { rssOf, startServer } from './lib/server.js';
-import { ensureFbin } from './lib/vector-files.js';
 import { ensureVectors, readVectors } from './lib/vectors.js';
 
 const sizes = (arg('sizes', '1000000,2000000') as string).split(',').map(Number);
@@ -58,15 +57,14 @@ for (const n of sizes) {
   const name = `scale${label(n)}`;
   const corpus = await corpusOf(n);
   const vectors = join(dir, `vec-${label(n)}.fbin`);
-  ensureFbin(vectors, 'clustered', n, dim, 21);
+  ensureVectors(vectors, 'clustered', n, dim, 21, true);
   const truthPath = join(dir, `truth-${label(n)}.i32`);
   if (!existsSync(truthPath)) {
     const x = readVectors(vectors, dim, 0, n, 8);
     const r = exactSearch(x, readVectors(queriesPath, dim), dim, 10, MetricKind.IP, 2);
     writeFileSync(truthPath, Int32Array.from(r.keys, Number));
   }
-  const b = runCommand(process.execPath, [
-    join(ROOT, 'bin/build-index.js'),
+  const b = runBuildIndex([
     '--name',
     name,
     '--input',

@@ -8,11 +8,11 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { arg, BENCH_DATA, printTable, ROOT, SHARED, writeResult } from './lib/common.js';
-import { runCommand } from './lib/child.js';
+import { arg, BENCH_DATA, printTable, SHARED, writeResult } from './lib/common.js';
+import { runBuildIndex } from './lib/child.js';
 import { loadRealQuestions } from './lib/queries.js';
+import { ensureVectors } from './lib/vectors.js';
 import { rssOf, startServer } from './lib/server.js';
-import { ensureFbin } from './lib/vector-files.js';
 import { runWrk } from './lib/wrk.js';
 
 const seconds = Number(arg('seconds', '600'));
@@ -21,9 +21,8 @@ const indexDir = join(BENCH_DATA, 'soak-indexes');
 const model = join(SHARED, 'models/tiny-e5');
 if (!existsSync(join(indexDir, 'soak100k', 'manifest.json'))) {
   const vectors = join(BENCH_DATA, 'vec-clustered-100k-32.fbin');
-  ensureFbin(vectors, 'clustered', 100_000, 32, 5);
-  runCommand(process.execPath, [
-    join(ROOT, 'bin/build-index.js'),
+  ensureVectors(vectors, 'clustered', 100_000, 32, 5, true);
+  runBuildIndex([
     '--name',
     'soak100k',
     '--input',

@@ -1,5 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './common.js';
 
 /**
  * Runs a bench probe in its own process (so its memory is its own) under
@@ -40,4 +42,9 @@ export function runCommand(
   if (r.status !== 0) throw new Error(`${cmd} ${args.join(' ')} failed (${r.status}): ${r.stderr.slice(-2000)}`);
   const m = /__MAXRSS__(\d+)/.exec(r.stderr);
   return { wallS, stdout: r.stdout, stderr: r.stderr, ...(m ? { maxRssMiB: Number(m[1]) / 1024 } : {}) };
+}
+
+/** Runs the real build-index CLI (under /usr/bin/time). */
+export function runBuildIndex(args: string[]): { wallS: number; maxRssMiB?: number; stdout: string; stderr: string } {
+  return runCommand(process.execPath, [join(ROOT, 'bin/build-index.js'), ...args]);
 }

@@ -83,12 +83,28 @@ export function makeGenerator(kind: VectorKind, dim: number, seed: number, clust
   };
 }
 
-/** Writes n generated vectors to `path` unless it exists. */
-export function ensureVectors(path: string, kind: VectorKind, n: number, dim: number, seed: number): void {
+/**
+ * Writes n generated vectors to `path` unless it exists: raw float32 rows, or
+ * with `fbin` the .fbin layout (int32 n, int32 d, then the rows).
+ */
+export function ensureVectors(
+  path: string,
+  kind: VectorKind,
+  n: number,
+  dim: number,
+  seed: number,
+  fbin = false,
+): void {
   if (existsSync(path)) return;
   mkdirSync(dirname(path), { recursive: true });
   const next = makeGenerator(kind, dim, seed);
   const fd = openSync(`${path}.tmp`, 'w');
+  if (fbin) {
+    const head = Buffer.alloc(8);
+    head.writeInt32LE(n, 0);
+    head.writeInt32LE(dim, 4);
+    writeSync(fd, head);
+  }
   const batch = 4096;
   const buf = new Float32Array(batch * dim);
   for (let i = 0; i < n; i += batch) {

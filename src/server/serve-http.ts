@@ -2,12 +2,11 @@ import type { Server } from 'node:http';
 import type { Retriever } from '../search/retriever.js';
 import { describeError } from '../errors.js';
 import type { Logger } from '../util/log.js';
-import { Admission, type AdmissionOptions } from './admission.js';
-import { createServer } from './create-server.js';
-import { createHttpServer, type HttpOptions } from './http.js';
-import { McpHttp, type McpHttpOptions } from './mcp-http.js';
+import type { AdmissionOptions } from './admission.js';
+import { createHttpApp } from './http-app.js';
+import type { HttpOptions } from './http.js';
+import type { McpHttpOptions } from './mcp-http.js';
 import type { ServerMetrics } from './metrics.js';
-import type { RestContext } from './rest.js';
 
 export interface ServeHttpOptions {
   host: string;
@@ -30,15 +29,8 @@ export interface ServeHttpOptions {
  * accepting, lets in-flight requests finish (up to drainMs) and resolves.
  */
 export async function serveHttp(opts: ServeHttpOptions): Promise<void> {
-  const admission = new Admission(opts.admission, (n) => opts.metrics.inFlight.set(n));
-  const guard = <T>(work: () => Promise<T>): Promise<T> => admission.run(work);
-  let retriever: Retriever | undefined;
-  let mcp: McpHttp | undefined;
-  let rest: RestContext | undefined;
-  const server = createHttpServer(
-    { retriever: () => retriever, mcp: () => mcp, rest: () => rest, admission, metrics: opts.metrics, log: opts.log },
-    opts.http,
-  );
+  const app = createHttpApp(opts);
+  const { server, admission } = app;
   await listen(server, opts.host, opts.port);
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
@@ -56,13 +48,7 @@ export async function serveHttp(opts: ServeHttpOptions): Promise<void> {
     if (loaded) {
       const t0 = performance.now();
       await warmUp(loaded);
-      retriever = loaded;
-      rest = { retriever: loaded, guard, maxBatchQueries: opts.maxBatchQueries };
-      mcp = new McpHttp(
-        () => createServer({ retriever: loaded, maxBatchQueries: opts.maxBatchQueries, guard }).server,
-        opts.mcp,
-        opts.log,
-      );
+      app.attach(loaded);
       opts.log.info(`ready (warm-up ${((performance.now() - t0) / 1000).toFixed(1)}s)`);
     }
   } catch (err) {
@@ -80,9 +66,9 @@ export async function serveHttp(opts: ServeHttpOptions): Promise<void> {
     new Promise<boolean>((r) => setTimeout(() => r(false), opts.drainMs).unref()),
   ]);
   if (!drained) opts.log.warn(`gave up waiting for in-flight requests after ${opts.drainMs} ms`);
-  await mcp?.closeAll();
+  await app.mcp()?.closeAll();
   server.closeAllConnections();
-  await retriever?.close();
+  await app.retriever()?.close();
   opts.log.info('stopped');
 }
 

@@ -7,10 +7,7 @@ import { openDenseArm } from '../../src/index/dense/dense-arm.js';
 import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
 import { Retriever } from '../../src/search/retriever.js';
 import type { QueryEncoder } from '../../src/search/types.js';
-import { Admission } from '../../src/server/admission.js';
-import { createServer } from '../../src/server/create-server.js';
-import { createHttpServer } from '../../src/server/http.js';
-import { McpHttp } from '../../src/server/mcp-http.js';
+import { createHttpApp } from '../../src/server/http-app.js';
 import { createServerMetrics } from '../../src/server/metrics.js';
 import { silentLogger } from '../../src/util/log.js';
 import { build, writeJsonl } from '../helpers/build.js';
@@ -68,24 +65,16 @@ beforeAll(async () => {
     rrfK: 60,
     weights: { bm25: 1, dense: 1 },
   });
-  const admission = new Admission({ maxInFlight: 3, deadlineMs: 300 }, (n) => metrics.inFlight.set(n));
-  const guard = <T>(work: () => Promise<T>) => admission.run(work);
-  const mcp = new McpHttp(
-    () => createServer({ retriever, maxBatchQueries: 256, guard }).server,
-    { stateless: false, sessionTtlMs: 60_000, maxSessions: 100 },
-    silentLogger,
-  );
-  const server = createHttpServer(
-    {
-      retriever: () => retriever,
-      mcp: () => mcp,
-      rest: () => ({ retriever, guard, maxBatchQueries: 256 }),
-      admission,
-      metrics,
-      log: silentLogger,
-    },
-    { allowedOrigins: [], corsOrigins: [], maxBodyBytes: 1 << 20 },
-  );
+  const app = createHttpApp({
+    http: { allowedOrigins: [], corsOrigins: [], maxBodyBytes: 1 << 20 },
+    admission: { maxInFlight: 3, deadlineMs: 300 },
+    mcp: { stateless: false, sessionTtlMs: 60_000, maxSessions: 100 },
+    maxBatchQueries: 256,
+    metrics,
+    log: silentLogger,
+  });
+  app.attach(retriever);
+  const server = app.server;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   close = async () => {

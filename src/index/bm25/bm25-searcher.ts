@@ -79,7 +79,7 @@ export class Bm25Searcher {
       let doc = 0;
       const end = entry.nbytes;
       while (pos < end) {
-        // inline varint decode: this loop is the BM25 hot path
+        // decodePostings' loop, inlined: this is the BM25 hot path
         let b = bytes[pos++] as number;
         let v = b & 0x7f;
         let shift = 7;

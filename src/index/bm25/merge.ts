@@ -1,5 +1,5 @@
 import type { TermEntry } from '../../store/chunk-store.js';
-import { ByteSink, encodePosting, readVarint } from './postings-codec.js';
+import { ByteSink, decodePostings, encodePosting, readVarint } from './postings-codec.js';
 import { compareTerms } from './inverter.js';
 import { FileWriter, RunReader, type RunRecord } from './run-files.js';
 
@@ -94,35 +94,7 @@ interface Cursor {
 }
 
 function decodeList(bytes: Uint8Array, df: number): Cursor {
-  const docs = new Uint32Array(df);
-  const tfs = new Uint32Array(df);
-  let pos = 0;
-  let doc = 0;
-  for (let i = 0; i < df; i++) {
-    let b = bytes[pos++] as number;
-    let v = b & 0x7f;
-    let shift = 7;
-    while (b & 0x80) {
-      b = bytes[pos++] as number;
-      v |= (b & 0x7f) << shift;
-      shift += 7;
-    }
-    doc += v >>> 1;
-    let tf = 1;
-    if ((v & 1) === 0) {
-      b = bytes[pos++] as number;
-      tf = b & 0x7f;
-      shift = 7;
-      while (b & 0x80) {
-        b = bytes[pos++] as number;
-        tf |= (b & 0x7f) << shift;
-        shift += 7;
-      }
-    }
-    docs[i] = doc;
-    tfs[i] = tf;
-  }
-  return { docs, tfs, pos: 0 };
+  return { ...decodePostings(bytes, df), pos: 0 };
 }
 
 /** Min-heap of run indexes keyed by their head record's term. */

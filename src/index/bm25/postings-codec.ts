@@ -54,26 +54,53 @@ export function encodePosting(sink: ByteSink, gap: number, tf: number): void {
   }
 }
 
-/** Decodes a whole list; the reference used by tests and the run merger. */
-export function decodePostings(bytes: Uint8Array, start = 0): { docs: number[]; tfs: number[] } {
-  const docs: number[] = [];
-  const tfs: number[] = [];
-  let pos = start;
+/**
+ * Decodes a whole list into typed arrays (the run merger, tests). `df`, when
+ * known, sizes the arrays; otherwise they grow. The searcher inlines the same
+ * loop in its hot path.
+ */
+export function decodePostings(bytes: Uint8Array, df?: number): { docs: Uint32Array; tfs: Uint32Array } {
+  let docs: Uint32Array<ArrayBuffer> = new Uint32Array(df ?? 16);
+  let tfs: Uint32Array<ArrayBuffer> = new Uint32Array(df ?? 16);
+  let n = 0;
+  let pos = 0;
   let doc = 0;
   while (pos < bytes.length) {
-    const r = readVarint(bytes, pos);
-    pos = r.next;
-    doc += r.value >>> 1;
-    let tf = 1;
-    if ((r.value & 1) === 0) {
-      const t = readVarint(bytes, pos);
-      pos = t.next;
-      tf = t.value;
+    let b = bytes[pos++] as number;
+    let v = b & 0x7f;
+    let shift = 7;
+    while (b & 0x80) {
+      b = bytes[pos++] as number;
+      v |= (b & 0x7f) << shift;
+      shift += 7;
     }
-    docs.push(doc);
-    tfs.push(tf);
+    doc += v >>> 1;
+    let tf = 1;
+    if ((v & 1) === 0) {
+      b = bytes[pos++] as number;
+      tf = b & 0x7f;
+      shift = 7;
+      while (b & 0x80) {
+        b = bytes[pos++] as number;
+        tf |= (b & 0x7f) << shift;
+        shift += 7;
+      }
+    }
+    if (n === docs.length) {
+      docs = grow(docs);
+      tfs = grow(tfs);
+    }
+    docs[n] = doc;
+    tfs[n] = tf;
+    n++;
   }
-  return { docs, tfs };
+  return { docs: docs.subarray(0, n), tfs: tfs.subarray(0, n) };
+}
+
+function grow(a: Uint32Array): Uint32Array<ArrayBuffer> {
+  const next = new Uint32Array(a.length * 2);
+  next.set(a);
+  return next;
 }
 
 export function readVarint(bytes: Uint8Array, pos: number): { value: number; next: number } {
