@@ -16,6 +16,21 @@ export async function runMain(prog: string, main: () => Promise<void>): Promise<
   }
 }
 
+/**
+ * For one-shot commands (build-index, eval): once the work is done the process
+ * must end even if some handle (a worker thread, a socket) was left open, so
+ * a script or an RL launcher waiting on it never hangs. The timer is unref'd:
+ * it only fires when something else still holds the event loop.
+ */
+export function exitWhenDone(prog: string, graceMs = 5000): void {
+  setTimeout(() => {
+    if (process.env['RETRIEVER_MCP_DEBUG']) {
+      process.stderr.write(`${prog}: a handle was still open ${graceMs} ms after the work ended; exiting\n`);
+    }
+    process.exit();
+  }, graceMs).unref();
+}
+
 /** yargs reports usage errors through this: one line and exit 2, like any other bad input. */
 export function failUsage(prog: string) {
   return (msg: string | undefined, err: Error | undefined): never => {

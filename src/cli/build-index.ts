@@ -9,7 +9,7 @@ import { ANN_DEFAULTS } from '../index/dense/ann.js';
 import { CORPUS_FORMATS, type CorpusFormat } from '../ingest/types.js';
 import { getPreset, listPresets, type Preset } from '../presets/presets.js';
 import { createLogger, type Logger } from '../util/log.js';
-import { failUsage, runMain } from './boundary.js';
+import { exitWhenDone, failUsage, runMain } from './boundary.js';
 import { checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 import type { HubConfig } from '../hub/download.js';
 
@@ -339,6 +339,7 @@ function rebuildCommand(argv: string[]): string {
   return [PROG, ...kept.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))].join(' ');
 }
 
-export function run(): Promise<void> {
-  return runMain(PROG, () => main(hideBin(process.argv)));
+export async function run(): Promise<void> {
+  await runMain(PROG, () => main(hideBin(process.argv)));
+  exitWhenDone(PROG);
 }

@@ -5,7 +5,7 @@ import { RetrieverError } from '../errors.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
 import type { ServeConfig } from '../server/serve.js';
 import { createLogger, type LogLevel } from '../util/log.js';
-import { failUsage, runMain } from './boundary.js';
+import { exitWhenDone, failUsage, runMain } from './boundary.js';
 import { checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
 const PROG = 'retriever-mcp';
@@ -96,7 +96,11 @@ const SERVE_OPTIONS = {
 export async function main(argv: string[]): Promise<void> {
   if (argv[0] === 'eval') {
     const { evalMain } = await import('./eval.js');
-    return evalMain(argv.slice(1));
+    try {
+      return await evalMain(argv.slice(1));
+    } finally {
+      exitWhenDone(`${PROG} eval`);
+    }
   }
   const args = await yargs(argv)
     .scriptName(PROG)
