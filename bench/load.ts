@@ -1,12 +1,21 @@
 /**
- * Load: `connections` concurrent clients (wrk) for `seconds` against hybrid
- * search on a 100k-chunk index with a BERT-base-shaped encoder (random
- * weights, e5-base FLOPs), micro-batching on and off, result cache off so
- * every request does real work. Reports QPS, p50/p99 and errors.
+ * Load: `connections` concurrent clients (wrk) for `seconds` against
+ * /retrieve on a 100k-chunk index with a BERT-base-shaped encoder (random
+ * weights, e5-base FLOPs), result cache off so every request does real work:
+ * ours hybrid with micro-batching on and off, ours dense, and the reference
+ * peer, a Search-R1-style server (bench/peer_server.py: FastAPI + PyTorch +
+ * faiss Flat) on the same vectors and passages, dense like Search-R1's.
+ * Reports QPS, p50/p99 and errors (wrk's timeout is 60 s).
  *
- *   npm run build && node dist/bench/load.js [--connections 256 --seconds 60]
+ *   npm run build && node dist/bench/load.js [--connections 256 --seconds 60] [--peer-python PY]
+ *
+ * The peer needs python3 with torch, faiss, fastapi and uvicorn, e.g.
+ *   python3 -m venv --system-site-packages bench/data/peer-venv   # Debian: python3-faiss python3-fastapi python3-uvicorn
+ *   bench/data/peer-venv/bin/pip install torch                     # PyPI's CPU wheel (Debian's torch uses a generic BLAS)
  */
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { arg, BENCH_DATA, printTable, ROOT, writeResult } from './lib/common.js';
 import { runBuildIndex, runCommand } from './lib/child.js';
@@ -19,13 +28,15 @@ const connections = Number(arg('connections', '256'));
 const seconds = Number(arg('seconds', '60'));
 const model = arg('model', join(BENCH_DATA, 'bert-base-random')) as string;
 const indexDir = join(BENCH_DATA, 'load-indexes');
+const corpus = join(BENCH_DATA, 'gen-100k.jsonl');
+const vectors = join(BENCH_DATA, 'vec-clustered-100k-768.fbin');
+const venvPython = join(BENCH_DATA, 'peer-venv', 'bin', 'python');
+const peerPython = arg('peer-python', existsSync(venvPython) ? venvPython : 'python3') as string;
 
 export function ensureLoadIndex(): void {
   if (existsSync(join(indexDir, 'load100k', 'manifest.json'))) return;
-  const corpus = join(BENCH_DATA, 'gen-100k.jsonl');
   if (!existsSync(corpus))
     runCommand(process.execPath, [join(ROOT, 'dist/bench/gen-corpus.js'), '--passages', '100000', '--out', corpus]);
-  const vectors = join(BENCH_DATA, 'vec-clustered-100k-768.fbin');
   ensureVectors(vectors, 'clustered', 100_000, 768, 11, true);
   runBuildIndex([
     '--name',
@@ -47,7 +58,36 @@ export function ensureLoadIndex(): void {
 ensureLoadIndex();
 const queries = loadRealQuestions();
 const rows: Array<Record<string, string | number>> = [];
-for (const batching of ['on', 'off']) {
+
+async function measure(server: string, mode: string, batching: string, url: string): Promise<void> {
+  const w = runWrk(url, '/retrieve', queries, `{"queries":[QUERY],"topk":3,"mode":"${mode}"}`, connections, seconds);
+  const row: Record<string, string | number> = {
+    server,
+    mode,
+    batching,
+    connections,
+    requests: w.requests,
+    QPS: w.rps,
+    'p50 ms': w.p50ms,
+    'p90 ms': w.p90ms,
+    'p99 ms': w.p99ms,
+    errors: w.non2xx + w.socketErrors,
+  };
+  if (server === 'retriever-mcp') {
+    const metrics = await (await fetch(`${url}/metrics`)).text();
+    const sum = Number(/retriever_encoder_batch_size_sum ([\d.e+]+)/.exec(metrics)?.[1]);
+    const count = Number(/retriever_encoder_batch_size_count (\d+)/.exec(metrics)?.[1]);
+    row['mean encoder batch'] = sum / count;
+  }
+  rows.push(row);
+  process.stderr.write(`${JSON.stringify(row)}\n`);
+}
+
+for (const [mode, batching] of [
+  ['hybrid', 'on'],
+  ['hybrid', 'off'],
+  ['dense', 'on'],
+] as const) {
   const srv = await startServer([
     '--corpus',
     'load100k',
@@ -67,37 +107,72 @@ for (const batching of ['on', 'off']) {
     '120000',
   ]);
   try {
-    const w = runWrk(
-      srv.url,
-      '/retrieve',
-      queries,
-      '{"queries":[QUERY],"topk":3,"mode":"hybrid"}',
-      connections,
-      seconds,
-    );
-    const metrics = await (await fetch(`${srv.url}/metrics`)).text();
-    const sum = Number(/retriever_encoder_batch_size_sum ([\d.e+]+)/.exec(metrics)?.[1]);
-    const count = Number(/retriever_encoder_batch_size_count (\d+)/.exec(metrics)?.[1]);
-    rows.push({
-      batching,
-      connections,
-      seconds,
-      requests: w.requests,
-      QPS: w.rps,
-      'p50 ms': w.p50ms,
-      'p90 ms': w.p90ms,
-      'p99 ms': w.p99ms,
-      errors: w.non2xx + w.socketErrors,
-      'mean encoder batch': sum / count,
-    });
-    process.stderr.write(`${JSON.stringify(rows[rows.length - 1])}\n`);
+    await measure('retriever-mcp', mode, batching, srv.url);
   } finally {
     await srv.stop();
   }
 }
-const ratio = Number(rows[0]?.['QPS']) / Number(rows[1]?.['QPS']);
+
+const peer = await startPeer();
+if (peer) {
+  try {
+    await measure('Search-R1-style (FastAPI+torch+faiss Flat)', 'dense', 'none', peer.url);
+  } finally {
+    peer.stop();
+  }
+}
+
+const qps = (server: string, mode: string, batching: string): number =>
+  Number(rows.find((r) => r['server'] === server && r['mode'] === mode && r['batching'] === batching)?.['QPS']);
+const ratio = qps('retriever-mcp', 'hybrid', 'on') / qps('retriever-mcp', 'hybrid', 'off');
+const peerRatio = peer
+  ? qps('retriever-mcp', 'dense', 'on') / qps('Search-R1-style (FastAPI+torch+faiss Flat)', 'dense', 'none')
+  : NaN;
 printTable(
-  `Hybrid /retrieve, 100k chunks, BERT-base-shaped encoder on CPU, result cache off; batching on/off QPS ratio ${ratio.toFixed(2)}`,
+  `/retrieve, 100k chunks, BERT-base-shaped encoder on CPU, result cache off; hybrid batching on/off QPS ${ratio.toFixed(2)}×; dense ours/peer QPS ${peerRatio.toFixed(2)}×`,
   rows,
 );
-writeResult('load', { connections, seconds, rows, qpsRatio: ratio });
+writeResult('load', { connections, seconds, rows, qpsRatio: ratio, peerQpsRatio: peerRatio });
+
+/** The Search-R1-style peer on the same vectors and passages, or null (with a note) when its Python deps are missing. */
+async function startPeer(): Promise<{ url: string; stop: () => void } | null> {
+  const port = await freePort();
+  const child = spawn(
+    peerPython,
+    [
+      join(ROOT, 'bench', 'peer_server.py'),
+      '--vectors',
+      vectors,
+      '--corpus',
+      corpus,
+      '--tokenizer',
+      join(model, 'tokenizer.json'),
+      '--port',
+      String(port),
+    ],
+    { stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let err = '';
+  child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 1200 && !exited; i++) {
+    const r = await fetch(`${url}/ready`).catch(() => undefined);
+    if (r?.status === 200) return { url, stop: () => child.kill('SIGTERM') };
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  child.kill('SIGKILL');
+  process.stderr.write(`peer skipped: ${peerPython} bench/peer_server.py did not start:\n${err.slice(-1500)}\n`);
+  return null;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const a = s.address();
+      s.close(() => (a && typeof a === 'object' ? resolve(a.port) : reject(new Error('no port'))));
+    });
+  });
+}
