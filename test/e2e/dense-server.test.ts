@@ -84,6 +84,70 @@ describe.skipIf(!HAS_SHARED)('dense and hybrid search over MCP (tiny-e5)', () =>
     }
   });
 
+  it('batch_search in dense mode finds the true neighbours of every query', async () => {
+    // 120 chunks, far more than top_k + 16, so the exact arm's SIMD preselection matters; these
+    // queries' true neighbours lie outside each other's first 19 under the tiny model
+    const W = [
+      'river',
+      'castle',
+      'violin',
+      'glacier',
+      'comet',
+      'harbour',
+      'orchard',
+      'tram',
+      'zebra',
+      'quartz',
+      'lantern',
+      'meadow',
+    ];
+    const many = Array.from({ length: 120 }, (_, i) => ({
+      id: `m${i}`,
+      contents: `"Note ${i}"\n${Array.from({ length: 2 + ((i * 7) % 40) }, (_, j) => W[(i * 5 + j * j) % 12]).join(' ')}.`,
+    }));
+    const input = writeJsonl(tmp.dir, 'many.jsonl', many);
+    const b = runBin(BIN.build, [
+      '--name',
+      'many',
+      '--input',
+      input,
+      '--format',
+      'wiki18',
+      '--index-dir',
+      indexDir,
+      '--model-path',
+      TINY_MODEL,
+    ]);
+    expect(b.status, b.stderr).toBe(0);
+    const s = await connectStdio(['--corpus', 'many', '--index-dir', indexDir, '--mode', 'dense']);
+    const enc = await openTinyEncoder();
+    try {
+      const queries = [
+        'river castle',
+        'violin glacier comet harbour orchard tram zebra quartz lantern meadow river castle violin glacier',
+        'quartz lantern meadow meadow meadow meadow',
+        'what is the capital of france and who wrote the novel about the whale',
+      ];
+      const batch = (await s.client.callTool({ name: 'batch_search', arguments: { queries, top_k: 3 } })) as ToolText;
+      const lists = (batch.structuredContent as { results: Array<Array<{ id: string }>> }).results;
+      expect(lists).toHaveLength(queries.length);
+      // brute force, one query at a time, outside the server
+      const ps = await enc.embedPassages(many.map((p) => p.contents));
+      for (const [i, query] of queries.entries()) {
+        const [q] = await enc.embedQueries([query]);
+        const want = ps
+          .map((p, j) => ({ id: many[j]!.id, s: p.reduce((acc, x, d) => acc + x * q![d]!, 0) }))
+          .sort((x, y) => y.s - x.s)
+          .slice(0, 3)
+          .map((h) => h.id);
+        expect(lists[i]!.map((h) => h.id)).toEqual(want);
+      }
+    } finally {
+      await enc.close();
+      await s.close();
+    }
+  });
+
   it('refuses to serve with a different encoder than the index was built with', () => {
     const altered = makeAlteredTinyModel(join(tmp.dir, 'altered-model'));
     const r = runBin(BIN.server, ['--corpus', 'phys', '--index-dir', indexDir, '--model-path', altered]);

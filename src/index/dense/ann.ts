@@ -109,10 +109,27 @@ export class AnnIndex {
   }
 }
 
+/**
+ * usearch 2.25's exactSearch reads a typed array from the start of its
+ * ArrayBuffer and ignores byteOffset, so a view into a larger buffer (a query
+ * vector out of one batched encoder reply) would be read as the wrong vector.
+ * Hand it a standalone copy whenever the view does not cover its buffer.
+ */
+function standalone(a: Float32Array): Float32Array {
+  return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : a.slice();
+}
+
 /** Brute-force nearest neighbours by inner product over an in-memory matrix (SIMD). */
 export function exactInnerProduct(matrix: Float32Array, dim: number, query: Float32Array, k: number): number[] {
   if (matrix.length === 0 || k <= 0) return [];
-  const m: Matches | BatchMatches = exactSearch(matrix, query, dim, Math.min(k, matrix.length / dim), MetricKind.IP, 1);
+  const m: Matches | BatchMatches = exactSearch(
+    standalone(matrix),
+    standalone(query),
+    dim,
+    Math.min(k, matrix.length / dim),
+    MetricKind.IP,
+    1,
+  );
   const keys = m.keys;
   const out: number[] = [];
   for (const key of keys) if (key !== 0xffffffffffffffffn) out.push(Number(key));
