@@ -4,6 +4,7 @@ import { DEFAULTS } from '../config.js';
 import { RetrieverError } from '../errors.js';
 import { EVAL_FORMATS, type EvalFormat } from '../eval/queries.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
+import type { Retriever } from '../search/retriever.js';
 import type { ServeConfig } from '../server/serve.js';
 import { createLogger } from '../util/log.js';
 import { failUsage } from './boundary.js';
@@ -34,6 +35,22 @@ export async function evalMain(argv: string[]): Promise<void> {
       default: 0.7,
       describe: 'GraphRAG-Bench: share of evidence terms a chunk must contain to count as a hit',
     })
+    .option('ann-recall', {
+      type: 'boolean',
+      default: false,
+      describe:
+        "instead of relevance: the dense index's recall@k against exhaustive search, on these queries' vectors, per --ef-search",
+    })
+    .option('ef-search', {
+      type: 'string',
+      default: '32,64,128,256,512',
+      describe: 'with --ann-recall: comma-separated efSearch values to measure',
+    })
+    .option('rescore-factor', {
+      type: 'number',
+      default: DEFAULTS.rescoreFactor,
+      describe: 'with --ann-recall: HNSW candidates re-scored exactly, as a multiple of k (as the server does)',
+    })
     .option('json', { type: 'string', describe: 'also write the results as JSON to this path' })
     .option('index-dir', { type: 'string', default: DEFAULTS.indexDir })
     .option('model-path', { type: 'string', describe: "query encoder from a local directory (default: the index's)" })
@@ -48,6 +65,9 @@ export async function evalMain(argv: string[]): Promise<void> {
   const ks = args.k.split(',').map(Number);
   for (const k of ks) checkInt('--k', k, 1, 100);
   if (args.limit !== undefined) checkInt('--limit', args.limit, 1, 10_000_000);
+  const efs = args['ef-search'].split(',').map(Number);
+  for (const ef of efs) checkInt('--ef-search', ef, 1, 100_000);
+  checkInt('--rescore-factor', args['rescore-factor'], 1, 100);
   const log = createLogger('info');
   const hub = hubConfig(args, log, args.progress);
   const { getPreset } = await import('../presets/presets.js');
@@ -105,6 +125,21 @@ export async function evalMain(argv: string[]): Promise<void> {
     const { runEval } = await import('../eval/run-eval.js');
     const { formatEvalTable } = await import('../eval/report.js');
     let queries = await loadQueries(format, queriesPath, args.qrels);
+    if (args['ann-recall']) {
+      await annRecall(
+        retriever,
+        args.corpus,
+        queries.slice(0, args.limit ?? 500).map((q) => q.text),
+        {
+          efs,
+          k: Math.max(...ks),
+          rescoreFactor: args['rescore-factor'],
+          progress: args.progress,
+          json: args.json,
+        },
+      );
+      return;
+    }
     if (args.limit !== undefined) queries = queries.slice(0, args.limit);
     const t0 = performance.now();
     const rows = await runEval(queries, {
@@ -131,4 +166,37 @@ export async function evalMain(argv: string[]): Promise<void> {
   } finally {
     await retriever.close();
   }
+}
+
+async function annRecall(
+  retriever: Retriever,
+  corpusName: string,
+  texts: string[],
+  o: { efs: number[]; k: number; rescoreFactor: number; progress: boolean; json: string | undefined },
+): Promise<void> {
+  const corpus = retriever.corpus(corpusName);
+  const dense = corpus.manifest.dense;
+  if (!dense) {
+    throw new RetrieverError(
+      'MODE_UNAVAILABLE',
+      `corpus ${corpusName} has no dense index, so --ann-recall has nothing to measure (rebuild without --no-dense)`,
+    );
+  }
+  const { measureAnnRecall } = await import('../eval/ann-recall.js');
+  const vectors = await retriever.embedQueries(corpusName, texts);
+  const report = measureAnnRecall({ dir: corpus.dir, dense, queries: vectors, ...o });
+  process.stdout.write(
+    `\n${corpusName}: dense recall@${o.k} against exhaustive search, ${report.queries} queries, ${report.vectors} vectors (exact pass ${report.exactSeconds.toFixed(1)}s), rescore ×${o.rescoreFactor}\n\n`,
+  );
+  process.stdout.write(`| efSearch | recall@${o.k} | p50 ms | p99 ms |\n|---|---|---|---|\n`);
+  for (const r of report.rows) {
+    process.stdout.write(
+      `| ${r.efSearch} | ${r.recall.toFixed(4)} | ${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} |\n`,
+    );
+  }
+  if (o.json)
+    writeFileSync(
+      o.json,
+      `${JSON.stringify({ corpus: corpusName, k: o.k, rescoreFactor: o.rescoreFactor, ...report }, null, 2)}\n`,
+    );
 }

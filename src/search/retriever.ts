@@ -177,6 +177,11 @@ export class Retriever {
     });
   }
 
+  /** Query vectors from a corpus's query encoder (e.g. for `eval --ann-recall`). */
+  embedQueries(corpusName: string, texts: string[]): Promise<Float32Array[]> {
+    return this.embed(this.corpus(corpusName), texts);
+  }
+
   private embed(corpus: OpenCorpus, texts: string[]): Promise<Float32Array[]> {
     const encoder = this.encoders.get(corpus.name);
     if (!encoder)

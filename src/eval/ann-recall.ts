@@ -1,0 +1,125 @@
+import { join } from 'node:path';
+import { RetrieverError } from '../errors.js';
+import { exactInnerProduct } from '../index/dense/ann.js';
+import { openDenseArm } from '../index/dense/dense-arm.js';
+import { INDEX_FILES } from '../index/layout.js';
+import type { DenseManifest } from '../index/manifest.js';
+import { VectorReader } from '../index/dense/vectors-file.js';
+import { TopK } from '../search/top-k.js';
+import { createProgress } from '../util/progress.js';
+
+export interface AnnRecallOptions {
+  /** The corpus's published index directory and its dense manifest. */
+  dir: string;
+  dense: DenseManifest;
+  queries: Float32Array[];
+  /** efSearch values to try. */
+  efs: number[];
+  k: number;
+  rescoreFactor: number;
+  progress: boolean;
+}
+
+export interface AnnRecallRow {
+  efSearch: number;
+  recall: number;
+  p50Ms: number;
+  p99Ms: number;
+}
+
+export interface AnnRecallReport {
+  queries: number;
+  vectors: number;
+  exactSeconds: number;
+  rows: AnnRecallRow[];
+}
+
+/** Rows read per block in the exhaustive pass (24 MiB of f32 at 768-d). */
+const BLOCK_ROWS = 8192;
+
+/**
+ * Recall@k of the served dense path (HNSW walk, then exact re-scoring of
+ * `rescoreFactor × k` candidates) against exhaustive search, on the user's own
+ * vectors and query vectors, for each efSearch. The synthetic figures in
+ * BENCHMARKS.md only estimate this; real e5 vectors may be easier or harder.
+ */
+export function measureAnnRecall(opts: AnnRecallOptions): AnnRecallReport {
+  if (!opts.dense.ann) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `this corpus has ${opts.dense.vectors.count} chunks and is searched exactly (no HNSW graph): dense recall is 1 by construction`,
+    );
+  }
+  const t0 = performance.now();
+  const exact = exactTopK(opts);
+  const exactSeconds = (performance.now() - t0) / 1000;
+  const rows: AnnRecallRow[] = [];
+  for (const ef of opts.efs) {
+    const arm = openDenseArm(opts.dir, opts.dense, 'rebuild the index', {
+      mmap: true,
+      expansionSearch: ef,
+      rescoreFactor: opts.rescoreFactor,
+    });
+    try {
+      // one untimed pass warms the graph pages and the JIT
+      for (const q of opts.queries.slice(0, 50)) arm.search(q, opts.k);
+      let hits = 0;
+      const times: number[] = [];
+      opts.queries.forEach((q, i) => {
+        const t = performance.now();
+        const got = arm.search(q, opts.k);
+        times.push(performance.now() - t);
+        const want = exact[i] as Set<number>;
+        for (const h of got) if (want.has(h.num)) hits++;
+      });
+      times.sort((a, b) => a - b);
+      rows.push({
+        efSearch: ef,
+        recall: hits / (opts.queries.length * opts.k),
+        p50Ms: quantile(times, 0.5),
+        p99Ms: quantile(times, 0.99),
+      });
+    } finally {
+      arm.close();
+    }
+  }
+  return { queries: opts.queries.length, vectors: opts.dense.vectors.count, exactSeconds, rows };
+}
+
+/** Exact top-k chunk nums per query: one streaming pass over the stored vectors. */
+function exactTopK(opts: AnnRecallOptions): Array<Set<number>> {
+  const { dim, dtype, count } = { ...opts.dense.vectors, dim: opts.dense.encoder.dim };
+  const reader = new VectorReader(join(opts.dir, INDEX_FILES.vectors), dim, dtype, count);
+  const tops = opts.queries.map(() => new TopK(opts.k));
+  const progress = createProgress({
+    label: 'exact search',
+    total: count,
+    unit: 'vectors',
+    enabled: opts.progress,
+  });
+  try {
+    for (let from = 0; from < count; from += BLOCK_ROWS) {
+      const n = Math.min(BLOCK_ROWS, count - from);
+      const block = reader.readRange(from, n);
+      opts.queries.forEach((q, qi) => {
+        const top = tops[qi] as TopK;
+        // SIMD preselection with slack, then float64 scores as the served path computes them
+        for (const local of exactInnerProduct(block, dim, q, Math.min(n, opts.k + 16))) {
+          let s = 0;
+          const off = local * dim;
+          for (let d = 0; d < dim; d++) s += (q[d] as number) * (block[off + d] as number);
+          if (top.accepts(s, from + local)) top.push(s, from + local);
+        }
+      });
+      progress.update(from + n);
+    }
+    progress.finish();
+  } finally {
+    reader.close();
+  }
+  return tops.map((t) => new Set(t.result().map((h) => h.num)));
+}
+
+function quantile(sorted: readonly number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
+}

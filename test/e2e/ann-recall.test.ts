@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TINY_MODEL } from '../helpers/encoder.js';
+import { runBin } from '../helpers/mcp.js';
+import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
+
+const tmp = makeTempDir();
+const indexDir = join(tmp.dir, 'idx');
+afterAll(tmp.cleanup);
+
+function build(name: string, extra: string[]): void {
+  const b = runBin(BIN.build, [
+    '--name',
+    name,
+    '--input',
+    sharedPath('data/2wiki-200/corpus.jsonl'),
+    '--format',
+    'wiki18',
+    '--index-dir',
+    indexDir,
+    '--model-path',
+    TINY_MODEL,
+    '--no-progress',
+    ...extra,
+  ]);
+  expect(b.status, b.stderr).toBe(0);
+}
+
+function annRecall(name: string, extra: string[]) {
+  return runBin(BIN.server, [
+    'eval',
+    '--corpus',
+    name,
+    '--index-dir',
+    indexDir,
+    '--queries',
+    sharedPath('data/2wiki-200/queries.jsonl'),
+    '--format',
+    'flashrag',
+    '--ann-recall',
+    '--no-progress',
+    ...extra,
+  ]);
+}
+
+describe.skipIf(!HAS_SHARED)('eval --ann-recall (tiny-e5, real USearch graph)', () => {
+  beforeAll(() => {
+    build('graph', ['--exact-below', '0']); // 1,585 chunks with an HNSW graph
+    build('flat', []); // small enough to be searched exactly
+  });
+
+  it('measures the served path against exhaustive search; an exhaustive setting gives recall 1', () => {
+    const json = join(tmp.dir, 'recall.json');
+    // efSearch 4000 > 1,585 nodes and 100 × 10 candidates re-scored: the walk sees every node
+    const r = annRecall('graph', [
+      '--k',
+      '10',
+      '--limit',
+      '60',
+      '--ef-search',
+      '8,4000',
+      '--rescore-factor',
+      '100',
+      '--json',
+      json,
+    ]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/dense recall@10 against exhaustive search, 60 queries, 1585 vectors/);
+    expect(r.stdout).toMatch(/\| 4000 \| 1\.0000 \|/);
+    const out = JSON.parse(readFileSync(json, 'utf8')) as {
+      k: number;
+      rows: Array<{ efSearch: number; recall: number; p50Ms: number }>;
+    };
+    expect(out.k).toBe(10);
+    expect(out.rows.map((x) => x.efSearch)).toEqual([8, 4000]);
+    expect(out.rows[1]!.recall).toBe(1);
+    for (const row of out.rows) {
+      expect(row.recall).toBeGreaterThan(0);
+      expect(row.p50Ms).toBeGreaterThan(0);
+    }
+  });
+
+  it('explains that an exactly searched corpus has nothing to measure', () => {
+    const r = annRecall('flat', ['--limit', '5']);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/1585 chunks and is searched exactly \(no HNSW graph\)/);
+  });
+
+  it('names a bad --ef-search value', () => {
+    const r = annRecall('graph', ['--ef-search', '64,abc']);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/--ef-search/);
+  });
+});
