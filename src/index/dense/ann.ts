@@ -18,7 +18,12 @@ export interface AnnParams {
   quantization: AnnQuantization;
 }
 
-export const ANN_DEFAULTS: AnnParams = { connectivity: 16, expansionAdd: 128, expansionSearch: 64, quantization: 'i8' };
+export const ANN_DEFAULTS: AnnParams = {
+  connectivity: 16,
+  expansionAdd: 128,
+  expansionSearch: 256,
+  quantization: 'i8',
+};
 
 const SCALARS: Record<AnnQuantization, ScalarKind> = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 };
 
