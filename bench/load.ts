@@ -9,12 +9,16 @@
  *
  *   npm run build && node dist/bench/load.js [--connections 256 --seconds 60] [--peer-python PY]
  *
+ * `--model DIR --tag NAME` runs the same load with another encoder (its own
+ * index and vectors, no peer), e.g. the tiny e5, where a forward pass costs
+ * less than the per-call overhead, as on a GPU.
+ *
  * The peer needs python3 with torch, faiss, fastapi and uvicorn, e.g.
  *   python3 -m venv --system-site-packages bench/data/peer-venv   # Debian: python3-faiss python3-fastapi python3-uvicorn
  *   bench/data/peer-venv/bin/pip install torch                     # PyPI's CPU wheel (Debian's torch uses a generic BLAS)
  */
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { arg, BENCH_DATA, printTable, ROOT, writeResult } from './lib/common.js';
@@ -26,21 +30,26 @@ import { runWrk } from './lib/wrk.js';
 
 const connections = Number(arg('connections', '256'));
 const seconds = Number(arg('seconds', '60'));
-const model = arg('model', join(BENCH_DATA, 'bert-base-random')) as string;
+const defaultModel = join(BENCH_DATA, 'bert-base-random');
+const model = arg('model', defaultModel) as string;
+const tag = arg('tag');
+const withPeer = model === defaultModel;
+const dim = (JSON.parse(readFileSync(join(model, 'config.json'), 'utf8')) as { hidden_size: number }).hidden_size;
 const indexDir = join(BENCH_DATA, 'load-indexes');
+const indexName = tag ? `load100k-${tag}` : 'load100k';
 const corpus = join(BENCH_DATA, 'gen-100k.jsonl');
-const vectors = join(BENCH_DATA, 'vec-clustered-100k-768.fbin');
+const vectors = join(BENCH_DATA, `vec-clustered-100k-${dim}.fbin`);
 const venvPython = join(BENCH_DATA, 'peer-venv', 'bin', 'python');
 const peerPython = arg('peer-python', existsSync(venvPython) ? venvPython : 'python3') as string;
 
 export function ensureLoadIndex(): void {
-  if (existsSync(join(indexDir, 'load100k', 'manifest.json'))) return;
+  if (existsSync(join(indexDir, indexName, 'manifest.json'))) return;
   if (!existsSync(corpus))
     runCommand(process.execPath, [join(ROOT, 'dist/bench/gen-corpus.js'), '--passages', '100000', '--out', corpus]);
-  ensureVectors(vectors, 'clustered', 100_000, 768, 11, true);
+  ensureVectors(vectors, 'clustered', 100_000, dim, 11, true);
   runBuildIndex([
     '--name',
-    'load100k',
+    indexName,
     '--input',
     corpus,
     '--format',
@@ -72,6 +81,8 @@ async function measure(server: string, mode: string, batching: string, url: stri
     'p90 ms': w.p90ms,
     'p99 ms': w.p99ms,
     errors: w.non2xx + w.socketErrors,
+    // Little's law: requests the server actually had in service; below `connections`, the rest waited unserved
+    'served concurrently': Math.round((w.rps * w.meanMs) / 1000),
   };
   if (server === 'retriever-mcp') {
     const metrics = await (await fetch(`${url}/metrics`)).text();
@@ -90,7 +101,7 @@ for (const [mode, batching] of [
 ] as const) {
   const srv = await startServer([
     '--corpus',
-    'load100k',
+    indexName,
     '--index-dir',
     indexDir,
     '--model-path',
@@ -113,7 +124,7 @@ for (const [mode, batching] of [
   }
 }
 
-const peer = await startPeer();
+const peer = withPeer ? await startPeer() : null;
 if (peer) {
   try {
     await measure('Search-R1-style (FastAPI+torch+faiss Flat)', 'dense', 'none', peer.url);
@@ -129,10 +140,17 @@ const peerRatio = peer
   ? qps('retriever-mcp', 'dense', 'on') / qps('Search-R1-style (FastAPI+torch+faiss Flat)', 'dense', 'none')
   : NaN;
 printTable(
-  `/retrieve, 100k chunks, BERT-base-shaped encoder on CPU, result cache off; hybrid batching on/off QPS ${ratio.toFixed(2)}×; dense ours/peer QPS ${peerRatio.toFixed(2)}×`,
+  `/retrieve, 100k chunks, encoder ${model} on CPU, result cache off; hybrid batching on/off QPS ${ratio.toFixed(2)}×; dense ours/peer QPS ${peerRatio.toFixed(2)}×`,
   rows,
 );
-writeResult('load', { connections, seconds, rows, qpsRatio: ratio, peerQpsRatio: peerRatio });
+writeResult(tag ? `load-${tag}` : 'load', {
+  model,
+  connections,
+  seconds,
+  rows,
+  qpsRatio: ratio,
+  peerQpsRatio: peerRatio,
+});
 
 /** The Search-R1-style peer on the same vectors and passages, or null (with a note) when its Python deps are missing. */
 async function startPeer(): Promise<{ url: string; stop: () => void } | null> {

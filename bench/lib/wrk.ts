@@ -6,6 +6,8 @@ import { BENCH_DATA } from './common.js';
 export interface WrkResult {
   requests: number;
   rps: number;
+  /** Mean latency of completed requests. */
+  meanMs: number;
   p50ms: number;
   p90ms: number;
   p99ms: number;
@@ -55,7 +57,9 @@ end
   const out = r.stdout;
   const num = (re: RegExp): number => Number(re.exec(out)?.[1] ?? 0);
   const ms = (label: string): number => {
-    const m = new RegExp(`${label}%\\s+([\\d.]+)(us|ms|s)`).exec(out);
+    const m = new RegExp(label === 'mean' ? 'Latency\\s+([\\d.]+)(us|ms|s)' : `${label}%\\s+([\\d.]+)(us|ms|s)`).exec(
+      out,
+    );
     if (!m) return NaN;
     const v = Number(m[1]);
     return m[2] === 'us' ? v / 1000 : m[2] === 's' ? v * 1000 : v;
@@ -64,6 +68,7 @@ end
   return {
     requests: num(/(\d+) requests in/),
     rps: num(/Requests\/sec:\s+([\d.]+)/),
+    meanMs: ms('mean'),
     p50ms: ms('50'),
     p90ms: ms('90'),
     p99ms: ms('99'),
