@@ -52,21 +52,25 @@ export function fuseRrf(lists: readonly RankedList[], opts: FuseOptions): FusedH
       if (r !== undefined) f.score += (weights.get(arm) as number) / (opts.k + r);
     }
   }
-  const ids = new Map<number, string>();
-  const idOf = (num: number): string => {
-    let id = ids.get(num);
-    if (id === undefined) {
-      id = opts.idOf(num);
-      ids.set(num, id);
+  // Order by score; only runs of equal scores that reach into the top k need
+  // chunk ids (an id is a store lookup, and RRF ties are common: a hit only
+  // BM25 found at rank r ties with one only the dense arm found at rank r).
+  const fused = [...byNum.values()].sort((a, b) => b.score - a.score || a.num - b.num);
+  const n = Math.min(Math.max(0, opts.topK), fused.length);
+  for (let i = 0; i < n;) {
+    const score = (fused[i] as FusedHit).score;
+    let j = i + 1;
+    while (j < fused.length && (fused[j] as FusedHit).score === score) j++;
+    if (j - i > 1) {
+      const ids = new Map(fused.slice(i, j).map((f) => [f.num, opts.idOf(f.num)]));
+      const run = fused.slice(i, j).sort((a, b) => {
+        const ia = ids.get(a.num) as string;
+        const ib = ids.get(b.num) as string;
+        return ia < ib ? -1 : ia > ib ? 1 : a.num - b.num;
+      });
+      fused.splice(i, j - i, ...run);
     }
-    return id;
-  };
-  const fused = [...byNum.values()];
-  fused.sort((a, b) => {
-    if (a.score !== b.score) return b.score - a.score;
-    const ia = idOf(a.num);
-    const ib = idOf(b.num);
-    return ia < ib ? -1 : ia > ib ? 1 : a.num - b.num;
-  });
-  return fused.slice(0, Math.max(0, opts.topK));
+    i = j;
+  }
+  return fused.slice(0, n);
 }

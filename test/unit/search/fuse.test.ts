@@ -5,7 +5,12 @@ import { fuseRrf, type RankedList } from '../../../src/search/fuse.js';
 const idOf = (num: number): string => `c${String(num).padStart(4, '0')}`;
 
 /** The definition, written as plainly as possible. */
-function naiveRrf(lists: RankedList[], k: number, topK: number): Array<{ num: number; score: number }> {
+function naiveRrf(
+  lists: RankedList[],
+  k: number,
+  topK: number,
+  id: (num: number) => string = idOf,
+): Array<{ num: number; score: number }> {
   const nums = new Set(lists.flatMap((l) => l.hits.map((h) => h.num)));
   const scored = [...nums].map((num) => {
     let score = 0;
@@ -15,7 +20,7 @@ function naiveRrf(lists: RankedList[], k: number, topK: number): Array<{ num: nu
     }
     return { num, score };
   });
-  scored.sort((a, b) => b.score - a.score || (idOf(a.num) < idOf(b.num) ? -1 : 1));
+  scored.sort((a, b) => b.score - a.score || (id(a.num) < id(b.num) ? -1 : 1));
   return scored.slice(0, topK);
 }
 
@@ -39,6 +44,21 @@ describe('fuseRrf', () => {
           got.forEach((h, i) => expect(h.score).toBeCloseTo(want[i]!.score, 12));
         },
       ),
+    );
+  });
+
+  it('orders ties by chunk id, not by internal number, and only looks up ids it needs (property)', () => {
+    fc.assert(
+      fc.property(list('bm25'), list('dense'), fc.integer({ min: 1, max: 80 }), fc.integer(), (a, b, topK, salt) => {
+        // ids whose order has nothing to do with the numbers
+        const scrambled = (num: number): string => `c${((num * 7919 + salt) >>> 0) % 10007}-${num}`;
+        let lookups = 0;
+        const counted = (num: number): string => (lookups++, scrambled(num));
+        const got = fuseRrf([a, b], { k: 60, topK, idOf: counted });
+        const want = naiveRrf([a, b], 60, topK, scrambled);
+        expect(got.map((h) => h.num)).toEqual(want.map((h) => h.num));
+        expect(lookups).toBeLessThanOrEqual(new Set([...a.hits, ...b.hits].map((h) => h.num)).size);
+      }),
     );
   });
 
