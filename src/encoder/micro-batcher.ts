@@ -115,11 +115,13 @@ export class MicroBatcher implements QueryEncoder {
     this.opts.onBatch?.(texts.length);
     try {
       const vecs = await this.inner.embedQueries(texts);
+      const release: Array<() => void> = [];
       texts.forEach((t, j) => {
         const v = vecs[j] as Float32Array;
         this.remember(t, v);
-        for (const w of byText.get(t) as Waiting[]) w.resolve(v);
+        for (const w of byText.get(t) as Waiting[]) release.push(() => w.resolve(v));
       });
+      releaseInTurns(release);
     } catch (err) {
       for (const group of byText.values()) for (const w of group) w.reject(err as Error);
     } finally {
@@ -134,4 +136,16 @@ export class MicroBatcher implements QueryEncoder {
     this.cache.set(text, v);
     if (this.cache.size > this.opts.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
   }
+}
+
+/**
+ * Calls one function per event-loop turn. Each waiter's search runs in the
+ * microtasks after its release, so a batch of 64 no longer runs 64 searches
+ * back to back: I/O (health checks, new requests, cached answers) is served
+ * between them.
+ */
+function releaseInTurns(fns: ReadonlyArray<() => void>, from = 0): void {
+  if (from >= fns.length) return;
+  (fns[from] as () => void)();
+  if (from + 1 < fns.length) setImmediate(() => releaseInTurns(fns, from + 1));
 }

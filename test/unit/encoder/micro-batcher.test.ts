@@ -34,6 +34,23 @@ describe('MicroBatcher', () => {
     expect(sizes.reduce((s, n) => s + n, 0)).toBe(20);
   });
 
+  it('hands a batch back one waiter per event-loop turn, so I/O is served between their searches', async () => {
+    const b = new MicroBatcher(recordingEncoder(), opts);
+    // a ticker counts event-loop turns while the batch is released
+    let turn = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turn++;
+      if (ticking) setImmediate(tick);
+    };
+    tick();
+    const turns: number[] = [];
+    await Promise.all(Array.from({ length: 6 }, (_, i) => b.embedQueries([`t${i}`]).then(() => turns.push(turn))));
+    ticking = false;
+    expect(turns).toHaveLength(6);
+    expect(new Set(turns).size).toBe(6); // all in one turn before: [n, n, n, n, n, n]
+  });
+
   it('encodes identical texts once and serves repeats from its cache', async () => {
     const enc = recordingEncoder();
     const b = new MicroBatcher(enc, { ...opts, cacheSize: 10 });
