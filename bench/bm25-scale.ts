@@ -33,6 +33,7 @@ for (const n of sizes) {
     'wiki18',
     '--index-dir',
     indexDir,
+    '--no-dense', // text + BM25 only: the path this benchmark measures
     '--no-progress',
   ]);
   const dir = join(indexDir, name);
