@@ -166,18 +166,24 @@ const peer = (phase: string): string[] => [
   '--nprobe',
   '8,16,32,64',
 ];
-const fb = runCommand(py, peer('build'));
-const fs = runCommand(py, peer('serve'));
-const faiss = {
-  build: JSON.parse(fb.stdout.trim().split('\n').pop() ?? '{}'),
-  serve: JSON.parse(fs.stdout.trim().split('\n').pop() ?? '{}'),
-};
+// --faiss false skips it (Debian's generic faiss build needs 10+ minutes to train IVF1024,PQ96)
+let faiss: { build: Record<string, unknown>; serve: { rows?: unknown[] } } | null = null;
+if (arg('faiss', 'true') !== 'false') {
+  const fb = runCommand(py, peer('build'));
+  const fs = runCommand(py, peer('serve'));
+  faiss = {
+    build: JSON.parse(fb.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>,
+    serve: JSON.parse(fs.stdout.trim().split('\n').pop() ?? '{}') as { rows?: unknown[] },
+  };
+}
 printTable(
   `wiki-18 scale (generated data), i8 HNSW memory-mapped, f16 vectors on disk, efSearch ${ANN_DEFAULTS.expansionSearch}`,
   rows,
 );
-printTable(
-  `faiss IVF1024,PQ96 on the same ${label(n)} vectors, batch 100, 2 threads`,
-  (faiss.serve.rows ?? []) as Array<Record<string, number>>,
-);
+if (faiss) {
+  printTable(
+    `faiss IVF1024,PQ96 on the same ${label(n)} vectors, batch 100, 2 threads`,
+    (faiss.serve.rows ?? []) as Array<Record<string, number>>,
+  );
+}
 writeResult('scale', { sizes, rows, faiss, details });
