@@ -21,7 +21,7 @@ export interface AnnParams {
 export const ANN_DEFAULTS: AnnParams = {
   connectivity: 16,
   expansionAdd: 128,
-  expansionSearch: 256,
+  expansionSearch: 384,
   quantization: 'i8',
 };
 
