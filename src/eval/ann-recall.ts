@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
-import { exactInnerProduct } from '../index/dense/ann.js';
-import { openDenseArm } from '../index/dense/dense-arm.js';
+import { openDenseArm, pushExactTop } from '../index/dense/dense-arm.js';
 import { INDEX_FILES } from '../index/layout.js';
 import type { DenseManifest } from '../index/manifest.js';
 import { VectorReader } from '../index/dense/vectors-file.js';
 import { TopK } from '../search/top-k.js';
+import { percentile } from '../util/percentile.js';
 import { createProgress } from '../util/progress.js';
 
 export interface AnnRecallOptions {
@@ -76,8 +76,8 @@ export function measureAnnRecall(opts: AnnRecallOptions): AnnRecallReport {
       rows.push({
         efSearch: ef,
         recall: hits / (opts.queries.length * opts.k),
-        p50Ms: quantile(times, 0.5),
-        p99Ms: quantile(times, 0.99),
+        p50Ms: percentile(times, 50),
+        p99Ms: percentile(times, 99),
       });
     } finally {
       arm.close();
@@ -101,16 +101,8 @@ function exactTopK(opts: AnnRecallOptions): Array<Set<number>> {
     for (let from = 0; from < count; from += BLOCK_ROWS) {
       const n = Math.min(BLOCK_ROWS, count - from);
       const block = reader.readRange(from, n);
-      opts.queries.forEach((q, qi) => {
-        const top = tops[qi] as TopK;
-        // SIMD preselection with slack, then float64 scores as the served path computes them
-        for (const local of exactInnerProduct(block, dim, q, Math.min(n, opts.k + 16))) {
-          let s = 0;
-          const off = local * dim;
-          for (let d = 0; d < dim; d++) s += (q[d] as number) * (block[off + d] as number);
-          if (top.accepts(s, from + local)) top.push(s, from + local);
-        }
-      });
+      // the exact arm's own selection, block by block
+      opts.queries.forEach((q, qi) => pushExactTop(tops[qi] as TopK, block, dim, q, opts.k, from));
       progress.update(from + n);
     }
     progress.finish();
@@ -118,8 +110,4 @@ function exactTopK(opts: AnnRecallOptions): Array<Set<number>> {
     reader.close();
   }
   return tops.map((t) => new Set(t.result().map((h) => h.num)));
-}
-
-function quantile(sorted: readonly number[], q: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))] as number;
 }

@@ -56,6 +56,25 @@ export function openDenseArm(dir: string, m: DenseManifest, fixHint: string, opt
   }
 }
 
+/**
+ * Pushes the exact top k of `query` over the rows of `matrix` (row i is chunk
+ * `first + i`) into `top`: SIMD preselection of k + 16 rows with slack, then
+ * exact float64 scores, so ties and scores match whichever block a row is in.
+ */
+export function pushExactTop(
+  top: TopK,
+  matrix: Float32Array,
+  dim: number,
+  query: Float32Array,
+  k: number,
+  first = 0,
+): void {
+  const n = matrix.length / dim;
+  for (const local of exactInnerProduct(matrix, dim, query, Math.min(n, k + 16))) {
+    top.push(dot(query, matrix, local * dim, dim), first + local);
+  }
+}
+
 function dot(q: Float32Array, m: Float32Array, offset: number, dim: number): number {
   let s = 0;
   for (let d = 0; d < dim; d++) s += (q[d] as number) * (m[offset + d] as number);
@@ -87,10 +106,7 @@ class ExactArm implements DenseArm {
       }
       return top.result();
     }
-    // SIMD preselection with slack, then exact float64 scores and deterministic ties
-    for (const num of exactInnerProduct(this.matrix, this.dim, query, Math.min(this.n, k + 16))) {
-      top.push(dot(query, this.matrix, num * this.dim, this.dim), num);
-    }
+    pushExactTop(top, this.matrix, this.dim, query, k);
     return top.result();
   }
 
