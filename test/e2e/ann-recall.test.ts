@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TINY_MODEL } from '../helpers/encoder.js';
+import { tinyBuildArgs } from '../helpers/encoder.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 
@@ -11,16 +11,7 @@ afterAll(tmp.cleanup);
 
 function build(name: string, extra: string[]): void {
   const b = runBin(BIN.build, [
-    '--name',
-    name,
-    '--input',
-    sharedPath('data/2wiki-200/corpus.jsonl'),
-    '--format',
-    'wiki18',
-    '--index-dir',
-    indexDir,
-    '--model-path',
-    TINY_MODEL,
+    ...tinyBuildArgs(name, sharedPath('data/2wiki-200/corpus.jsonl'), indexDir),
     '--no-progress',
     ...extra,
   ]);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDEX_FILES } from '../../src/index/layout.js';
 import { writeJsonl } from '../helpers/build.js';
-import { TINY_MODEL } from '../helpers/encoder.js';
+import { tinyBuildArgs } from '../helpers/encoder.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
 
@@ -19,20 +19,7 @@ beforeAll(() => {
     Array.from({ length: 300 }, (_, i) => ({ id: String(i), contents: `"T${i}"\nsome text number ${i}` })),
   );
   // --exact-below 0 forces an HNSW file, so every index file kind exists
-  const r = runBin(BIN.build, [
-    '--name',
-    'c',
-    '--input',
-    input,
-    '--format',
-    'wiki18',
-    '--index-dir',
-    good,
-    '--model-path',
-    TINY_MODEL,
-    '--exact-below',
-    '0',
-  ]);
+  const r = runBin(BIN.build, [...tinyBuildArgs('c', input, good), '--exact-below', '0']);
   expect(r.status, r.stderr).toBe(0);
 });
 afterAll(tmp.cleanup);

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OnnxSession } from '../../src/encoder/onnx-session.js';
-import { makeAlteredTinyModel, openTinyEncoder, TINY_MODEL } from '../helpers/encoder.js';
+import { makeAlteredTinyModel, openTinyEncoder, TINY_MODEL, tinyBuildArgs } from '../helpers/encoder.js';
 import { connectStdio, runBin, runBinAsync, type ToolText } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
 import { writeJsonl } from '../helpers/build.js';
@@ -19,18 +19,7 @@ const PASSAGES = [
 describe.skipIf(!HAS_SHARED)('dense and hybrid search over MCP (tiny-e5)', () => {
   beforeAll(() => {
     const input = writeJsonl(tmp.dir, 'phys.jsonl', PASSAGES);
-    const r = runBin(BIN.build, [
-      '--name',
-      'phys',
-      '--input',
-      input,
-      '--format',
-      'wiki18',
-      '--index-dir',
-      indexDir,
-      '--model-path',
-      TINY_MODEL,
-    ]);
+    const r = runBin(BIN.build, tinyBuildArgs('phys', input, indexDir));
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/embed tiny-e5/);
   });
@@ -106,18 +95,7 @@ describe.skipIf(!HAS_SHARED)('dense and hybrid search over MCP (tiny-e5)', () =>
       contents: `"Note ${i}"\n${Array.from({ length: 2 + ((i * 7) % 40) }, (_, j) => W[(i * 5 + j * j) % 12]).join(' ')}.`,
     }));
     const input = writeJsonl(tmp.dir, 'many.jsonl', many);
-    const b = runBin(BIN.build, [
-      '--name',
-      'many',
-      '--input',
-      input,
-      '--format',
-      'wiki18',
-      '--index-dir',
-      indexDir,
-      '--model-path',
-      TINY_MODEL,
-    ]);
+    const b = runBin(BIN.build, tinyBuildArgs('many', input, indexDir));
     expect(b.status, b.stderr).toBe(0);
     const s = await connectStdio(['--corpus', 'many', '--index-dir', indexDir, '--mode', 'dense']);
     const enc = await openTinyEncoder();

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TINY_MODEL } from '../helpers/encoder.js';
+import { tinyBuildArgs } from '../helpers/encoder.js';
 import { connectStdio, runBin, textOf, type ToolText } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
 import { writeFileSync } from 'node:fs';
@@ -43,18 +43,7 @@ describe.skipIf(!HAS_SHARED)('metadata filters (MultiHop-RAG style), inside both
   beforeAll(async () => {
     const input = join(tmp.dir, 'corpus.json');
     writeFileSync(input, JSON.stringify(ARTICLES));
-    const r = runBin(BIN.build, [
-      '--name',
-      'news',
-      '--input',
-      input,
-      '--format',
-      'multihop',
-      '--index-dir',
-      indexDir,
-      '--model-path',
-      TINY_MODEL,
-    ]);
+    const r = runBin(BIN.build, tinyBuildArgs('news', input, indexDir, 'multihop'));
     expect(r.status, r.stderr).toBe(0);
     s = await connectStdio(['--corpus', 'news', '--index-dir', indexDir]);
   });

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeJsonl } from '../helpers/build.js';
-import { TINY_MODEL } from '../helpers/encoder.js';
+import { tinyBuildArgs } from '../helpers/encoder.js';
 import { connectStdio, runBin, type ToolText } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
 
@@ -109,20 +109,7 @@ describe.skipIf(!HAS_SHARED)('fuzzing the MCP tools', () => {
       'c.jsonl',
       Array.from({ length: 200 }, (_, i) => ({ id: String(i), contents: `"T${i}"\nfuzz target text ${i}` })),
     );
-    expect(
-      runBin(BIN.build, [
-        '--name',
-        'c',
-        '--input',
-        input,
-        '--format',
-        'wiki18',
-        '--index-dir',
-        indexDir,
-        '--model-path',
-        TINY_MODEL,
-      ]).status,
-    ).toBe(0);
+    expect(runBin(BIN.build, tinyBuildArgs('c', input, indexDir)).status).toBe(0);
   });
   afterAll(tmp.cleanup);
 

@@ -4,7 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeJsonl } from '../helpers/build.js';
-import { TINY_MODEL } from '../helpers/encoder.js';
+import { tinyBuildArgs } from '../helpers/encoder.js';
 import { postJson, startHttpServer, type RunningServer } from '../helpers/http-server.js';
 import { runBin, type ToolText } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
@@ -20,18 +20,7 @@ let srv: RunningServer;
 beforeAll(async () => {
   if (!HAS_SHARED) return;
   const input = writeJsonl(tmp.dir, 'w.jsonl', PASSAGES);
-  const r = runBin(BIN.build, [
-    '--name',
-    'w',
-    '--input',
-    input,
-    '--format',
-    'wiki18',
-    '--index-dir',
-    indexDir,
-    '--model-path',
-    TINY_MODEL,
-  ]);
+  const r = runBin(BIN.build, tinyBuildArgs('w', input, indexDir));
   expect(r.status, r.stderr).toBe(0);
   srv = await startHttpServer(['--corpus', 'w', '--index-dir', indexDir]);
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDEX_FILES } from '../../src/index/layout.js';
 import { writeJsonl } from '../helpers/build.js';
-import { TINY_MODEL } from '../helpers/encoder.js';
+import { tinyBuildArgs } from '../helpers/encoder.js';
 import { connectStdio, runBin, type ToolText } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
 
@@ -18,16 +18,7 @@ const corpus = (tag: string, n: number) =>
 const QUERIES = ['river king', 'film about war', 'ocean science city'];
 
 const buildArgs = (input: string, indexDir: string, extra: string[] = []) => [
-  '--name',
-  'c',
-  '--input',
-  input,
-  '--format',
-  'wiki18',
-  '--index-dir',
-  indexDir,
-  '--model-path',
-  TINY_MODEL,
+  ...tinyBuildArgs('c', input, indexDir),
   '--embed-window',
   '64',
   '--threads',

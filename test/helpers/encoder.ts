@@ -7,6 +7,11 @@ import { sharedPath } from './paths.js';
 
 export const TINY_MODEL = sharedPath('models/tiny-e5');
 
+/** `build-index` arguments that index `input` with the tiny e5, as a user would run it. */
+export function tinyBuildArgs(name: string, input: string, indexDir: string, format = 'wiki18'): string[] {
+  return ['--name', name, '--input', input, '--format', format, '--index-dir', indexDir, '--model-path', TINY_MODEL];
+}
+
 export function tinyChoice(over: Partial<EncoderChoice> = {}): EncoderChoice {
   return {
     model: 'tiny-e5',
