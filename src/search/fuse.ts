@@ -62,8 +62,9 @@ export function fuseRrf(lists: readonly RankedList[], opts: FuseOptions): FusedH
     let j = i + 1;
     while (j < fused.length && (fused[j] as FusedHit).score === score) j++;
     if (j - i > 1) {
-      const ids = new Map(fused.slice(i, j).map((f) => [f.num, opts.idOf(f.num)]));
-      const run = fused.slice(i, j).sort((a, b) => {
+      const run = fused.slice(i, j);
+      const ids = new Map(run.map((f) => [f.num, opts.idOf(f.num)]));
+      run.sort((a, b) => {
         const ia = ids.get(a.num) as string;
         const ib = ids.get(b.num) as string;
         return ia < ib ? -1 : ia > ib ? 1 : a.num - b.num;
