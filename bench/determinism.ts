@@ -6,25 +6,16 @@
  *   npm run build && node dist/bench/determinism.js
  */
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
-import { BENCH_DATA, printTable, writeResult } from './lib/common.js';
+import { printTable, writeResult } from './lib/common.js';
 import { loadRealQuestions } from './lib/queries.js';
+import { ensureLoadIndex, loadServerArgs } from './lib/load-index.js';
 import { startServer } from './lib/server.js';
 
-const model = join(BENCH_DATA, 'bert-base-random');
 const queries = loadRealQuestions().slice(0, 300);
 const hashes: string[] = [];
+ensureLoadIndex();
 for (let run = 1; run <= 3; run++) {
-  const srv = await startServer([
-    '--corpus',
-    'load100k',
-    '--index-dir',
-    join(BENCH_DATA, 'load-indexes'),
-    '--model-path',
-    model,
-    '--cache-size',
-    '0',
-  ]);
+  const srv = await startServer(loadServerArgs());
   const h = createHash('sha256');
   for (let i = 0; i < queries.length; i += 30) {
     const r = await fetch(`${srv.url}/retrieve`, {

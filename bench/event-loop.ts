@@ -6,23 +6,14 @@
  *
  *   npm run build && node dist/bench/event-loop.js [--seconds 30]
  */
-import { join } from 'node:path';
-import { arg, BENCH_DATA, printTable, summarize, writeResult } from './lib/common.js';
+import { arg, printTable, summarize, writeResult } from './lib/common.js';
 import { loadRealQuestions } from './lib/queries.js';
+import { ensureLoadIndex, loadServerArgs } from './lib/load-index.js';
 import { startServer } from './lib/server.js';
 
 const seconds = Number(arg('seconds', '30'));
-const model = join(BENCH_DATA, 'bert-base-random');
-const srv = await startServer([
-  '--corpus',
-  'load100k',
-  '--index-dir',
-  join(BENCH_DATA, 'load-indexes'),
-  '--model-path',
-  model,
-  '--cache-size',
-  '0',
-]);
+ensureLoadIndex();
+const srv = await startServer(loadServerArgs());
 const queries = loadRealQuestions();
 const end = Date.now() + seconds * 1000;
 let searches = 0;

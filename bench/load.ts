@@ -18,53 +18,26 @@
  *   bench/data/peer-venv/bin/pip install torch                     # PyPI's CPU wheel (Debian's torch uses a generic BLAS)
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { arg, BENCH_DATA, printTable, ROOT, writeResult } from './lib/common.js';
-import { runBuildIndex, runCommand } from './lib/child.js';
+import { BERT_BASE, ensureLoadIndex, loadIndexInputs, loadServerArgs } from './lib/load-index.js';
 import { loadRealQuestions } from './lib/queries.js';
-import { ensureVectors } from './lib/vectors.js';
 import { startServer } from './lib/server.js';
 import { runWrk } from './lib/wrk.js';
 
 const connections = Number(arg('connections', '256'));
 const seconds = Number(arg('seconds', '60'));
-const defaultModel = join(BENCH_DATA, 'bert-base-random');
-const model = arg('model', defaultModel) as string;
+const model = arg('model', BERT_BASE) as string;
 const tag = arg('tag');
-const withPeer = model === defaultModel;
-const dim = (JSON.parse(readFileSync(join(model, 'config.json'), 'utf8')) as { hidden_size: number }).hidden_size;
-const indexDir = join(BENCH_DATA, 'load-indexes');
+const withPeer = model === BERT_BASE;
 const indexName = tag ? `load100k-${tag}` : 'load100k';
-const corpus = join(BENCH_DATA, 'gen-100k.jsonl');
-const vectors = join(BENCH_DATA, `vec-clustered-100k-${dim}.fbin`);
+const { corpus, vectors } = loadIndexInputs(model);
 const venvPython = join(BENCH_DATA, 'peer-venv', 'bin', 'python');
 const peerPython = arg('peer-python', existsSync(venvPython) ? venvPython : 'python3') as string;
 
-export function ensureLoadIndex(): void {
-  if (existsSync(join(indexDir, indexName, 'manifest.json'))) return;
-  if (!existsSync(corpus))
-    runCommand(process.execPath, [join(ROOT, 'dist/bench/gen-corpus.js'), '--passages', '100000', '--out', corpus]);
-  ensureVectors(vectors, 'clustered', 100_000, dim, 11, true);
-  runBuildIndex([
-    '--name',
-    indexName,
-    '--input',
-    corpus,
-    '--format',
-    'wiki18',
-    '--index-dir',
-    indexDir,
-    '--model-path',
-    model,
-    '--vectors',
-    vectors,
-    '--no-progress',
-  ]);
-}
-
-ensureLoadIndex();
+ensureLoadIndex(indexName, model);
 const queries = loadRealQuestions();
 const rows: Array<Record<string, string | number>> = [];
 
@@ -100,14 +73,7 @@ for (const [mode, batching] of [
   ['dense', 'on'],
 ] as const) {
   const srv = await startServer([
-    '--corpus',
-    indexName,
-    '--index-dir',
-    indexDir,
-    '--model-path',
-    model,
-    '--cache-size',
-    '0',
+    ...loadServerArgs(indexName, model),
     '--batch-max',
     batching === 'on' ? '64' : '1',
     '--max-inflight',

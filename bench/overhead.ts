@@ -10,7 +10,6 @@
  *   npm run build && node dist/bench/overhead.js [--requests 2000]
  */
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { openDenseArm } from '../src/index/dense/dense-arm.js';
 import { openCorpus } from '../src/search/open-corpus.js';
 import { Retriever } from '../src/search/retriever.js';
@@ -18,12 +17,14 @@ import type { QueryEncoder } from '../src/search/types.js';
 import { createHttpApp } from '../src/server/http-app.js';
 import { createServerMetrics } from '../src/server/metrics.js';
 import { silentLogger } from '../src/util/log.js';
-import { arg, BENCH_DATA, printTable, summarize, writeResult } from './lib/common.js';
+import { arg, printTable, summarize, writeResult } from './lib/common.js';
+import { ensureLoadIndex, LOAD_INDEX_DIR } from './lib/load-index.js';
 import { loadRealQuestions } from './lib/queries.js';
 import { makeGenerator } from './lib/vectors.js';
 
 const N = Number(arg('requests', '2000'));
-const corpus = openCorpus(join(BENCH_DATA, 'load-indexes'), 'load100k', {
+ensureLoadIndex();
+const corpus = openCorpus(LOAD_INDEX_DIR, 'load100k', {
   openDense: (dir, m, hint) => openDenseArm(dir, m.dense!, hint, { mmap: true, rescoreFactor: 4 }),
   verify: 'sizes',
 });
