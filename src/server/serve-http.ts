@@ -1,22 +1,11 @@
 import type { Server } from 'node:http';
 import type { Retriever } from '../search/retriever.js';
 import { describeError } from '../errors.js';
-import type { Logger } from '../util/log.js';
-import type { AdmissionOptions } from './admission.js';
-import { createHttpApp } from './http-app.js';
-import type { HttpOptions } from './http.js';
-import type { McpHttpOptions } from './mcp-http.js';
-import type { ServerMetrics } from './metrics.js';
+import { createHttpApp, type HttpAppOptions } from './http-app.js';
 
-export interface ServeHttpOptions {
+export interface ServeHttpOptions extends HttpAppOptions {
   host: string;
   port: number;
-  http: HttpOptions;
-  admission: AdmissionOptions;
-  mcp: McpHttpOptions;
-  maxBatchQueries: number;
-  metrics: ServerMetrics;
-  log: Logger;
   /** Opens indexes and encoders; runs after the port is open so /health answers during load. */
   load: () => Promise<Retriever>;
   /** How long SIGTERM waits for in-flight requests, ms. */
