@@ -68,7 +68,7 @@ describe('atomic builds', () => {
     const big = writeJsonl(
       tmp.dir,
       'big.jsonl',
-      Array.from({ length: 60_000 }, (_, i) => ({
+      Array.from({ length: 150_000 }, (_, i) => ({
         id: String(i),
         contents: `"T${i}"\nkeep words ${i} more text here`,
       })),
@@ -80,7 +80,8 @@ describe('atomic builds', () => {
         stdio: ['ignore', 'ignore', 'pipe'],
       },
     );
-    // kill as soon as ingestion is under way
+    // kill once ingestion has reported (non-TTY progress prints its final line
+    // when ingest ends); BM25 indexing of 150k chunks is still ahead then
     await new Promise<void>((resolve) => {
       child.stderr.on('data', (d: Buffer) => {
         if (d.toString().includes('ingest')) resolve();
