@@ -8,6 +8,11 @@
  * for a text stay valid); clearing only costs recomputation, since an entry is
  * a pure function of its key.
  */
+// Tables start small and double as entries arrive: a table sized to its
+// vocabulary stays in the CPU caches (a 2M-slot table at the maximum misses
+// them on almost every lookup).
+const INITIAL_ENTRIES = 1 << 14;
+
 export class SpanInterner {
   private slots!: Int32Array; // entry index + 1, 0 = empty
   private mask = 0;
@@ -27,7 +32,7 @@ export class SpanInterner {
     private readonly normalize: (raw: string) => string | null,
     readonly maxEntries = 1 << 20,
   ) {
-    this.allocate(maxEntries);
+    this.allocate(Math.min(maxEntries, INITIAL_ENTRIES));
   }
 
   get size(): number {

@@ -1,5 +1,5 @@
 import type { TermEntry } from '../../store/chunk-store.js';
-import { ByteSink, decodePostings, encodePosting, readVarint } from './postings-codec.js';
+import { ByteSink, encodePosting, readVarint } from './postings-codec.js';
 import { compareTerms } from './inverter.js';
 import { FileWriter, RunReader, type RunRecord } from './run-files.js';
 
@@ -42,59 +42,144 @@ function firstDoc(rec: RunRecord): number {
   return Math.floor(readVarint(rec.postings, 0).value / 2);
 }
 
-/** Encodes the union of `lists` (disjoint doc sets) into `sink`; returns df. */
+/**
+ * Encodes the union of `lists` (disjoint doc sets) into `sink`; returns df.
+ *
+ * Lists are first laid end to end into chains of ascending, non-overlapping
+ * doc ranges (one worker's successive runs form one chain), so at most as
+ * many streams as there were workers remain to interleave. Within a stretch
+ * of one list that no other stream interrupts, the postings' bytes are copied
+ * as they are; only the first gap of each stretch is re-encoded.
+ */
 function writeMerged(lists: RunRecord[], sink: ByteSink): number {
   sink.reset();
-  let df = 0;
   const firsts = lists.map(firstDoc);
   const order = lists.map((_, i) => i).sort((a, b) => (firsts[a] as number) - (firsts[b] as number));
-  let ordered = true;
-  for (let i = 1; i < order.length; i++) {
-    if ((lists[order[i - 1] as number] as RunRecord).lastDoc >= (firsts[order[i] as number] as number)) ordered = false;
+  const chains: number[][] = [];
+  const chainLast: number[] = [];
+  for (const i of order) {
+    const first = firsts[i] as number;
+    let c = 0;
+    while (c < chains.length && (chainLast[c] as number) >= first) c++;
+    if (c === chains.length) {
+      chains.push([]);
+      chainLast.push(0);
+    }
+    (chains[c] as number[]).push(i);
+    chainLast[c] = (lists[i] as RunRecord).lastDoc;
   }
-  if (ordered) {
+  let df = 0;
+  for (const rec of lists) df += rec.df;
+  if (chains.length === 1) {
     let prevLast = 0;
-    for (const i of order) {
+    for (const i of chains[0] as number[]) {
       const rec = lists[i] as RunRecord;
       const first = readVarint(rec.postings, 0);
       sink.varint(((firsts[i] as number) - prevLast) * 2 + (first.value & 1));
       sink.bytes(rec.postings.subarray(first.next));
       prevLast = rec.lastDoc;
-      df += rec.df;
     }
     return df;
   }
-  // interleaved: decode each list, then a k-way merge by doc
-  const cursors = lists.map((rec) => decodeList(rec.postings, rec.df));
+  const cursors = chains.map((chain) => new ChainCursor(chain.map((i) => (lists[i] as RunRecord).postings)));
   let prev = 0;
   for (;;) {
+    // the stream with the smallest head, and the smallest head of the others
     let best = -1;
     let bestDoc = Infinity;
+    let otherDoc = Infinity;
     for (let i = 0; i < cursors.length; i++) {
-      const c = cursors[i] as Cursor;
-      if (c.pos < c.docs.length && (c.docs[c.pos] as number) < bestDoc) {
-        bestDoc = c.docs[c.pos] as number;
+      const c = cursors[i] as ChainCursor;
+      if (c.done) continue;
+      if (c.doc < bestDoc) {
+        otherDoc = bestDoc;
+        bestDoc = c.doc;
         best = i;
-      }
+      } else if (c.doc < otherDoc) otherDoc = c.doc;
     }
     if (best < 0) break;
-    const c = cursors[best] as Cursor;
-    encodePosting(sink, bestDoc - prev, c.tfs[c.pos] as number);
-    prev = bestDoc;
-    c.pos++;
-    df++;
+    const c = cursors[best] as ChainCursor;
+    encodePosting(sink, c.doc - prev, c.tf);
+    prev = c.doc;
+    // the postings after it in the same list go out byte for byte while they
+    // still come before every other stream's head
+    const bytes = c.bytes;
+    const from = c.next;
+    let until = from;
+    while (c.step() && c.doc < otherDoc) {
+      prev = c.doc;
+      until = c.next;
+    }
+    if (until > from) sink.bytes(bytes.subarray(from, until));
   }
   return df;
 }
 
-interface Cursor {
-  docs: Uint32Array;
-  tfs: Uint32Array;
-  pos: number;
-}
+/**
+ * Walks a chain of posting lists (each encoded from doc 0) as one ascending
+ * stream. `doc`/`tf` are the current posting, `next` the byte offset after it
+ * in `bytes` (the current list).
+ */
+class ChainCursor {
+  bytes: Uint8Array;
+  doc = 0;
+  tf = 0;
+  next = 0;
+  done = false;
+  private list = 0;
 
-function decodeList(bytes: Uint8Array, df: number): Cursor {
-  return { ...decodePostings(bytes, df), pos: 0 };
+  constructor(private readonly lists: Uint8Array[]) {
+    this.bytes = lists[0] as Uint8Array;
+    this.decode();
+  }
+
+  /**
+   * Moves to the next posting. True when it is in the same list; false when
+   * the chain entered its next list (whose first gap is absolute) or ended.
+   */
+  step(): boolean {
+    if (this.next < this.bytes.length) {
+      this.decode();
+      return true;
+    }
+    this.list++;
+    if (this.list >= this.lists.length) {
+      this.done = true;
+      return false;
+    }
+    this.bytes = this.lists[this.list] as Uint8Array;
+    this.next = 0;
+    this.doc = 0;
+    this.decode();
+    return false;
+  }
+
+  private decode(): void {
+    const bytes = this.bytes;
+    let pos = this.next;
+    let b = bytes[pos++] as number;
+    let v = b & 0x7f;
+    let shift = 7;
+    while (b & 0x80) {
+      b = bytes[pos++] as number;
+      v |= (b & 0x7f) << shift;
+      shift += 7;
+    }
+    this.doc += v >>> 1;
+    let tf = 1;
+    if ((v & 1) === 0) {
+      b = bytes[pos++] as number;
+      tf = b & 0x7f;
+      shift = 7;
+      while (b & 0x80) {
+        b = bytes[pos++] as number;
+        tf |= (b & 0x7f) << shift;
+        shift += 7;
+      }
+    }
+    this.tf = tf;
+    this.next = pos;
+  }
 }
 
 /** Min-heap of run indexes keyed by their head record's term. */
