@@ -1,4 +1,4 @@
-import { halfToFloat } from '../util/half.js';
+import { halvesToFloats } from '../util/half.js';
 
 /**
  * Pure pooling and normalisation. `hidden` is a row-major [batch, seqLen,
@@ -49,7 +49,5 @@ export function l2Normalize(v: Float32Array): Float32Array {
 
 /** fp16 tensor data → float32. */
 export function halfArrayToFloat(bits: Uint16Array): Float32Array {
-  const out = new Float32Array(bits.length);
-  for (let i = 0; i < bits.length; i++) out[i] = halfToFloat(bits[i] as number);
-  return out;
+  return halvesToFloats(bits);
 }

@@ -28,11 +28,38 @@ export function floatToHalf(x: number): number {
   return sign | half;
 }
 
-export function halfToFloat(h: number): number {
+/** IEEE half → float, computed (builds the table below). */
+function decodeHalf(h: number): number {
   const sign = h & 0x8000 ? -1 : 1;
   const exp = (h >> 10) & 0x1f;
   const frac = h & 0x3ff;
   if (exp === 0) return sign * 2 ** -14 * (frac / 1024);
   if (exp === 31) return frac ? NaN : sign * Infinity;
   return sign * 2 ** (exp - 15) * (1 + frac / 1024);
+}
+
+let table: Float32Array | undefined;
+
+/**
+ * Every one of the 65,536 halves as a float32 (256 KiB, built once): decoding
+ * is one lookup instead of a Math.pow, which made f16 rescoring and import
+ * several times slower. Every half is exactly representable in float32.
+ */
+export function halfTable(): Float32Array {
+  if (!table) {
+    table = new Float32Array(65536);
+    for (let h = 0; h < 65536; h++) table[h] = decodeHalf(h);
+  }
+  return table;
+}
+
+export function halfToFloat(h: number): number {
+  return halfTable()[h & 0xffff] as number;
+}
+
+/** Decodes `src` into `out` (same length; a new array when omitted). */
+export function halvesToFloats(src: Uint16Array, out: Float32Array = new Float32Array(src.length)): Float32Array {
+  const t = halfTable();
+  for (let i = 0; i < src.length; i++) out[i] = t[src[i] as number] as number;
+  return out;
 }

@@ -144,8 +144,7 @@ class AnnArm implements DenseArm {
   private rescore(query: Float32Array, nums: ArrayLike<number> & Iterable<number>, k: number): ScoredHit[] {
     const top = new TopK(Math.min(k, nums.length));
     for (const num of nums) {
-      const v = this.vectors.row(num);
-      const s = dot(query, v, 0, v.length);
+      const s = this.vectors.dotRow(num, query);
       if (top.accepts(s, num)) top.push(s, num);
     }
     return top.result();

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { RetrieverError } from '../../errors.js';
-import { halfToFloat } from '../../util/half.js';
+import { halvesToFloats } from '../../util/half.js';
 
 /**
  * Streams precomputed embeddings from the files users already have:
@@ -141,10 +141,7 @@ class FileVectorSource implements VectorSource {
       got += r;
     }
     if (this.layout.dtype === 'f32') return new Float32Array(bytes.buffer);
-    const halves = new Uint16Array(bytes.buffer);
-    const out = new Float32Array(halves.length);
-    for (let i = 0; i < halves.length; i++) out[i] = halfToFloat(halves[i] as number);
-    return out;
+    return halvesToFloats(new Uint16Array(bytes.buffer));
   }
 
   close(): void {
