@@ -23,6 +23,11 @@ export class TopK {
     return better(score, num, this.scores[0] as number, this.nums[0] as number);
   }
 
+  /** The k-th best score once k hits are held, else -Infinity. */
+  threshold(): number {
+    return this.size === this.k && this.k > 0 ? (this.scores[0] as number) : -Infinity;
+  }
+
   push(score: number, num: number): void {
     if (this.k === 0) return;
     if (this.size < this.k) {

@@ -92,6 +92,46 @@ describe('BM25 index on disk', () => {
     }
   });
 
+  it('selects the same top k whether a query scores few docs or most of them, with and without a filter', async () => {
+    // 400 docs of common words, a few with rare ones: a rare query scores a
+    // handful of docs (selection from the docs it touched), a common one
+    // scores nearly all (selection by one pass over the accumulator)
+    const docs = Array.from({ length: 400 }, (_, i) => {
+      const words = Array.from({ length: 8 + (i % 9) }, (_, j) => VOCAB[(i * 5 + j * 7) % VOCAB.length] as string);
+      if (i % 97 === 3) words.push('zebra');
+      if (i % 131 === 5 || i % 194 === 3) words.push('quokka', 'quokka'); // 3 and 197 have both rare words
+      return words.join(' ');
+    });
+    const corpus = await buildCorpus(docs);
+    try {
+      const bits = new Uint8Array(Math.ceil(docs.length / 8));
+      const nums: number[] = [];
+      for (let i = 0; i < docs.length; i += 3) {
+        bits[i >>> 3] = (bits[i >>> 3] as number) | (1 << (i & 7));
+        nums.push(i);
+      }
+      const filter = { bits, nums: Uint32Array.from(nums) };
+      for (const q of ['zebra quokka', 'quokka', 'river bank fishing', 'paris running boat money']) {
+        const want = naiveBm25(docs, q, 0.9, 0.4);
+        for (const k of [1, 3, 10]) {
+          const got = corpus.bm25.search(q, k);
+          expect(
+            got.map((h) => h.num),
+            `${q} k=${k}`,
+          ).toEqual(want.slice(0, k).map((h) => h.num));
+          got.forEach((h, i) => expect(h.score).toBeCloseTo((want[i] as { score: number }).score, 4));
+          const allowed = want.filter((h) => h.num % 3 === 0).slice(0, k);
+          expect(
+            corpus.bm25.search(q, k, filter).map((h) => h.num),
+            `${q} k=${k} filtered`,
+          ).toEqual(allowed.map((h) => h.num));
+        }
+      }
+    } finally {
+      corpus.close();
+    }
+  });
+
   it('query and document tokenization agree: any inflection finds the document', async () => {
     const corpus = await buildCorpus([
       "The runner's connections were running late.",

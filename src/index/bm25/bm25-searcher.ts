@@ -5,6 +5,9 @@ import type { Analyzer } from '../../text/analyzer.js';
 import type { ChunkFilter } from '../../search/types.js';
 import { idf, lengthNormTable, type Bm25Params } from './scoring.js';
 
+/** Select by a sequential accumulator pass when a query has more postings than 1/DIVISOR of all chunks. */
+const DENSE_SELECT_DIVISOR = 8;
+
 export interface Bm25Stats {
   docCount: number;
   chunkCount: number;
@@ -71,18 +74,29 @@ export class Bm25Searcher {
     const norms = this.norms;
     const table = this.normTable;
     const one = this.tfOne;
-    let touched = this.touched;
-    let touchedCount = 0;
+    const terms: Array<{ count: number; df: number; offset: number; nbytes: number }> = [];
+    let postings = 0;
     for (const [term, count] of this.analyzeQuery(query)) {
       const entry = this.opts.lookupTerm(term);
       if (!entry) continue;
+      terms.push({ count, ...entry });
+      postings += entry.df;
+    }
+    // Long questions can score over half a corpus. Then the scored docs are
+    // not tracked at all, and the top k come from one sequential pass over
+    // the accumulator; otherwise from the list of docs scored.
+    const scan = postings * DENSE_SELECT_DIVISOR > n;
+    let touched = this.touched;
+    let touchedCount = 0;
+    for (const entry of terms) {
+      const count = entry.count;
       const weight = count * idf(entry.df, this.opts.stats.docCount);
       // most postings have tf = 1: their score by length byte, computed once
       // per term (the very same expression, so scores do not change)
       for (let nb = 0; nb < 256; nb++) one[nb] = (weight * 1) / (1 + (table[nb] as number));
       // room for every posting of this list to be a new doc, so the loop
       // below appends without a bounds check
-      if (touchedCount + entry.df > touched.length) touched = this.growTouched(touchedCount + entry.df);
+      if (!scan && touchedCount + entry.df > touched.length) touched = this.growTouched(touchedCount + entry.df);
       const bytes = this.readPostings(entry.offset, entry.nbytes);
       let pos = 0;
       let doc = 0;
@@ -118,10 +132,28 @@ export class Bm25Searcher {
         // advance only for a new doc. Whether a doc is new is a coin flip the
         // CPU cannot predict; as a branch it cost half the query time.
         const old = acc[doc] as number;
-        touched[touchedCount] = doc;
-        touchedCount += ((old === 0) as unknown as number) | 0;
+        if (!scan) {
+          touched[touchedCount] = doc;
+          touchedCount += ((old === 0) as unknown as number) | 0;
+        }
         acc[doc] = old + s;
       }
+    }
+    if (scan) {
+      // docs come in ascending order, so one whose score equals the k-th
+      // never displaces it (ties go to the smaller num)
+      const top = new TopK(Math.min(k, n));
+      let thr = 0;
+      for (let doc = 0; doc < n; doc++) {
+        const s = acc[doc] as number;
+        if (s > thr) {
+          top.push(s, doc);
+          const t = top.threshold();
+          if (t > thr) thr = t;
+        }
+      }
+      acc.fill(0);
+      return top.result();
     }
     const top = new TopK(Math.min(k, touchedCount));
     for (let i = 0; i < touchedCount; i++) {
