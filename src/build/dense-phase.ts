@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Encoder } from '../encoder/encoder.js';
-import { AnnBuilder, type AnnParams } from '../index/dense/ann.js';
+import { AnnBuilder, defaultExpansionSearch, type AnnParams } from '../index/dense/ann.js';
 import { VectorReader, VectorWriter, type VectorDtype } from '../index/dense/vectors-file.js';
 import { INDEX_FILES } from '../index/layout.js';
 import type { DenseManifest, EncoderSource } from '../index/manifest.js';
@@ -14,7 +14,8 @@ export interface DensePhaseOptions {
   encoder: Encoder;
   source: EncoderSource;
   vectorsDtype: VectorDtype;
-  ann: AnnParams;
+  /** expansionSearch omitted: defaultExpansionSearch(chunks). */
+  ann: Omit<AnnParams, 'expansionSearch'> & { expansionSearch?: number };
   /** Corpora with at most this many chunks are searched exactly and get no ANN graph. */
   exactBelow: number;
   /** Threads for HNSW construction (0 = all cores). */
@@ -77,7 +78,7 @@ async function runDense(
       quantization: opts.ann.quantization,
       connectivity: opts.ann.connectivity,
       expansion_add: opts.ann.expansionAdd,
-      expansion_search: opts.ann.expansionSearch,
+      expansion_search: opts.ann.expansionSearch ?? defaultExpansionSearch(ctx.chunkCount),
     };
   } else {
     ctx.log.info(
@@ -141,7 +142,10 @@ async function embedChunks(opts: DensePhaseOptions, ctx: DensePhaseContext, writ
 function buildAnn(opts: DensePhaseOptions, vectorsPath: string, ctx: DensePhaseContext, annPath: string): void {
   const dim = opts.encoder.dim;
   const reader = new VectorReader(vectorsPath, dim, opts.vectorsDtype, ctx.chunkCount);
-  const builder = new AnnBuilder(dim, opts.ann);
+  const builder = new AnnBuilder(dim, {
+    ...opts.ann,
+    expansionSearch: opts.ann.expansionSearch ?? defaultExpansionSearch(ctx.chunkCount),
+  });
   const progress = createProgress({
     label: 'HNSW graph',
     total: ctx.chunkCount,

@@ -113,8 +113,7 @@ export async function main(argv: string[]): Promise<void> {
     })
     .option('ann-ef-search', {
       type: 'number',
-      default: ANN_DEFAULTS.expansionSearch,
-      describe: 'HNSW efSearch default stored in the index',
+      describe: `HNSW efSearch stored in the index (default ${ANN_DEFAULTS.expansionSearch}, 768 above 1M chunks)`,
     })
     .option('ann-quantization', {
       choices: ['f32', 'f16', 'i8'] as const,
@@ -253,7 +252,7 @@ interface DenseArgs {
   'exact-below': number;
   'ann-m': number;
   'ann-ef-construction': number;
-  'ann-ef-search': number;
+  'ann-ef-search': number | undefined;
   'ann-quantization': 'f32' | 'f16' | 'i8';
   'ann-threads': number;
   vectors?: string;
@@ -274,7 +273,7 @@ async function openDensePhase(
   checkInt('--exact-below', args['exact-below'], 0, 2 ** 31);
   checkInt('--ann-m', args['ann-m'], 2, 256);
   checkInt('--ann-ef-construction', args['ann-ef-construction'], 1, 4096);
-  checkInt('--ann-ef-search', args['ann-ef-search'], 1, 4096);
+  if (args['ann-ef-search'] !== undefined) checkInt('--ann-ef-search', args['ann-ef-search'], 1, 4096);
   checkInt('--ann-threads', args['ann-threads'], 0, 256);
   const { openEncoder } = await import('../encoder/load-encoder.js');
   const { createDensePhase } = await import('../build/dense-phase.js');
@@ -320,7 +319,7 @@ async function openDensePhase(
     ann: {
       connectivity: args['ann-m'],
       expansionAdd: args['ann-ef-construction'],
-      expansionSearch: args['ann-ef-search'],
+      ...(args['ann-ef-search'] !== undefined ? { expansionSearch: args['ann-ef-search'] } : {}),
       quantization: args['ann-quantization'],
     },
   });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultExpansionSearch } from '../../src/index/dense/ann.js';
 import { tinyBuildArgs } from '../helpers/encoder.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
@@ -70,6 +71,14 @@ describe.skipIf(!HAS_SHARED)('eval --ann-recall (tiny-e5, real USearch graph)', 
       expect(row.recall).toBeGreaterThan(0);
       expect(row.p50Ms).toBeGreaterThan(0);
     }
+  });
+
+  it('stores the size-based default efSearch when the build names none', () => {
+    const manifest = JSON.parse(readFileSync(join(indexDir, 'graph', 'manifest.json'), 'utf8')) as {
+      dense: { ann: { expansion_search: number } };
+    };
+    expect(manifest.dense.ann.expansion_search).toBe(defaultExpansionSearch(1585));
+    expect(manifest.dense.ann.expansion_search).toBe(384);
   });
 
   it('explains that an exactly searched corpus has nothing to measure', () => {

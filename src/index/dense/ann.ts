@@ -25,6 +25,15 @@ export const ANN_DEFAULTS: AnnParams = {
   quantization: 'i8',
 };
 
+/**
+ * The efSearch a build stores when none is given. Recall at a fixed efSearch
+ * falls as a corpus grows (1M clustered: 0.987 at 384; 2M: 0.928 at 384,
+ * 0.959 at 768, BENCHMARKS.md), so larger corpora get a larger default.
+ */
+export function defaultExpansionSearch(chunks: number): number {
+  return chunks > 1_000_000 ? 768 : ANN_DEFAULTS.expansionSearch;
+}
+
 const SCALARS: Record<AnnQuantization, ScalarKind> = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 };
 
 export interface AnnHits {
