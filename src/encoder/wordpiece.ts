@@ -1,6 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { RetrieverError } from '../errors.js';
-import { isBertDroppedChar, isBertPunctuation, isBertWhitespace, isCjkCodePoint } from '../text/bert-pretokenize.js';
+import {
+  classifyBertChar,
+  isBertDroppedChar,
+  isBertPunctuation,
+  isBertWhitespace,
+  isCjkCodePoint,
+} from '../text/bert-pretokenize.js';
+import { SpanInterner } from '../text/interner.js';
 
 /**
  * A BERT WordPiece tokenizer that reproduces Hugging Face `tokenizers`
@@ -47,13 +54,27 @@ const RE_MN = /\p{Mn}/u;
 
 export class WordPieceTokenizer {
   private readonly cache = new Map<string, number[]>();
+  /** Raw word span → its WordPiece count (in `ids`), for countTokens. */
+  private readonly spanCounts = new SpanInterner(() => null, 1 << 20);
   private readonly unkId: number;
+  /** Continuation pieces with their "##" prefix removed, so a probe needs no concatenation. */
+  private readonly contVocab = new Map<string, number>();
+  /** Code points of the longest piece: no longer substring can match. */
+  private readonly maxPieceChars: number;
 
   constructor(readonly config: WordPieceConfig) {
     const unk = config.vocab.get(config.unkToken);
     if (unk === undefined)
       throw new RetrieverError('MODEL', `tokenizer vocabulary lacks the unknown token ${config.unkToken}`);
     this.unkId = unk;
+    let longest = 1;
+    for (const [piece, id] of config.vocab) {
+      const cont = piece.startsWith(config.prefix) && piece.length > config.prefix.length;
+      const body = cont ? piece.slice(config.prefix.length) : piece;
+      if (cont) this.contVocab.set(body, id);
+      longest = Math.max(longest, Array.from(body).length);
+    }
+    this.maxPieceChars = longest;
   }
 
   /** Loads tokenizer.json; only BERT WordPiece tokenizers (e5, BGE, MiniLM…) are supported. */
@@ -128,10 +149,67 @@ export class WordPieceTokenizer {
     return out;
   }
 
+  /**
+   * The number of WordPiece tokens of `text` (no [CLS]/[SEP]): the sum over
+   * wordSpans(text). Build-index counts every chunk, so this path looks the
+   * raw word up by its characters (no string built, no normalization) and
+   * only works a word out the first time it is seen.
+   */
   countTokens(text: string): number {
+    const c = this.config;
+    if (!c.cleanText || !c.handleChineseChars) return this.countTokensSlow(text);
+    const spans = this.spanCounts;
+    spans.clearIfFull();
+    let n = 0;
+    let wordStart = -1;
+    let wordEnd = -1;
+    for (let i = 0; i < text.length;) {
+      let cp = text.charCodeAt(i);
+      let w = 1;
+      if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < text.length) {
+        cp = text.codePointAt(i) as number;
+        if (cp > 0xffff) w = 2;
+      }
+      const cls = classifyBertChar(cp);
+      if (cls === 0) {
+        if (wordStart < 0) wordStart = i;
+        wordEnd = i + w;
+      } else if (cls !== 3) {
+        if (wordStart >= 0) {
+          n += this.spanCount(text, wordStart, wordEnd);
+          wordStart = -1;
+        }
+        if (cls === 2) n += this.spanCount(text, i, i + w);
+      }
+      // a dropped char (3) neither ends nor extends a word: scan() skips it
+      i += w;
+    }
+    if (wordStart >= 0) n += this.spanCount(text, wordStart, wordEnd);
+    return n;
+  }
+
+  /** countTokens through scan() and normalizeWord(): the reference the fast path must equal. */
+  countTokensSlow(text: string): number {
     let n = 0;
     this.scan(text, (word) => (n += this.wordPieces(word).length));
     return n;
+  }
+
+  private spanCount(text: string, start: number, end: number): number {
+    const spans = this.spanCounts;
+    const idx = spans.intern(text, start, end);
+    let count = spans.ids[idx] as number;
+    if (count < 0) {
+      let word = '';
+      for (let i = start; i < end;) {
+        const cp = text.codePointAt(i) as number;
+        if (!isBertDroppedChar(cp)) word += String.fromCodePoint(cp);
+        i += cp > 0xffff ? 2 : 1;
+      }
+      count = this.wordPieces(this.normalizeWord(word)).length;
+      spans.ids[idx] = count;
+    }
+    return count;
   }
 
   private words(text: string): string[] {
@@ -186,19 +264,33 @@ export class WordPieceTokenizer {
   private wordPieces(word: string): number[] {
     const cached = this.cache.get(word);
     if (cached) return cached;
-    const chars = Array.from(word);
+    // code-unit offset of every code point boundary (identity for BMP-only words)
+    let bounds: number[] | undefined;
+    for (let i = 0; i < word.length; i++) {
+      const c = word.charCodeAt(i);
+      if (c >= 0xd800 && c <= 0xdbff) {
+        bounds = [0];
+        for (let j = 0; j < word.length;) {
+          j += (word.codePointAt(j) as number) > 0xffff ? 2 : 1;
+          bounds.push(j);
+        }
+        break;
+      }
+    }
+    const n = bounds ? bounds.length - 1 : word.length;
+    const at = (k: number): number => (bounds ? (bounds[k] as number) : k);
     let pieces: number[];
-    if (chars.length === 0) pieces = [];
-    else if (chars.length > this.config.maxCharsPerWord) pieces = [this.unkId];
+    if (n === 0) pieces = [];
+    else if (n > this.config.maxCharsPerWord) pieces = [this.unkId];
     else {
       pieces = [];
       let start = 0;
-      while (start < chars.length) {
-        let end = chars.length;
+      while (start < n) {
+        const vocab = start > 0 ? this.contVocab : this.config.vocab;
+        let end = Math.min(n, start + this.maxPieceChars);
         let found: number | undefined;
         while (start < end) {
-          const sub = (start > 0 ? this.config.prefix : '') + chars.slice(start, end).join('');
-          found = this.config.vocab.get(sub);
+          found = vocab.get(word.slice(at(start), at(end)));
           if (found !== undefined) break;
           end--;
         }

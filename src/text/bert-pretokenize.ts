@@ -67,6 +67,11 @@ function getAsciiClass(): Uint8Array {
   return asciiClass;
 }
 
+/** BERT's class of a code point: 0 word char, 1 whitespace, 2 punctuation/CJK (a word alone), 3 dropped. */
+export function classifyBertChar(cp: number): number {
+  return cp < 128 ? (getAsciiClass()[cp] as number) : classify(cp);
+}
+
 /** The number of words bertWords(text) returns, without allocating them. */
 export function countBertWords(text: string): number {
   const ascii = getAsciiClass();
