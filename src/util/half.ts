@@ -28,6 +28,40 @@ export function floatToHalf(x: number): number {
   return sign | half;
 }
 
+const DENORM_MAGIC_BITS = ((127 - 15 + (23 - 10) + 1) << 23) >>> 0; // 0.5 as float32
+const DENORM_MAGIC = (() => {
+  u32[0] = DENORM_MAGIC_BITS;
+  return f32[0] as number;
+})();
+
+/**
+ * floatToHalf over a whole array, without a per-element type pun: the rows
+ * are read as their bit patterns and rounded with integer arithmetic
+ * (round to nearest even, as floatToHalf; F. Giesen's float_to_half_fast3_rtne).
+ */
+export function floatsToHalves(src: Float32Array, out: Uint16Array = new Uint16Array(src.length)): Uint16Array {
+  const bits = new Uint32Array(src.buffer, src.byteOffset, src.length);
+  for (let i = 0; i < src.length; i++) {
+    const raw = bits[i] as number;
+    const sign = (raw >>> 16) & 0x8000;
+    const f = raw & 0x7fffffff;
+    let h: number;
+    if (f >= 0x47800000) {
+      h = f > 0x7f800000 ? 0x7e00 : 0x7c00; // NaN → quiet NaN; ≥ 65536 and ∞ → ∞
+    } else if (f < 0x38800000) {
+      // subnormal or zero: adding 0.5 aligns the 10 mantissa bits at the
+      // bottom and the FPU's own round-to-nearest-even does the rounding
+      f32[0] = Math.abs(src[i] as number) + DENORM_MAGIC;
+      h = (u32[0] as number) - DENORM_MAGIC_BITS;
+    } else {
+      // rebias the exponent, add the rounding bias (+1 when the kept mantissa is odd)
+      h = (f - 0x38000000 + 0xfff + ((f >>> 13) & 1)) >>> 13;
+    }
+    out[i] = h | sign;
+  }
+  return out;
+}
+
 /** IEEE half → float, computed (builds the table below). */
 function decodeHalf(h: number): number {
   const sign = h & 0x8000 ? -1 : 1;

@@ -1,6 +1,6 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import { RetrieverError } from '../../errors.js';
-import { floatToHalf, halfTable, halvesToFloats } from '../../util/half.js';
+import { floatsToHalves, halfTable, halvesToFloats } from '../../util/half.js';
 
 /**
  * Raw row-major vectors, one row per chunk num, no header (dtype, dim and
@@ -61,9 +61,9 @@ function encodeRows(vectors: readonly Float32Array[], dim: number, dtype: Vector
     return new Uint8Array(out.buffer);
   }
   const out = new Uint16Array(vectors.length * dim);
-  vectors.forEach((v, i) => {
-    for (let d = 0; d < dim; d++) out[i * dim + d] = floatToHalf(v[d] as number);
-  });
+  vectors.forEach((v, i) =>
+    floatsToHalves(v.length === dim ? v : v.subarray(0, dim), out.subarray(i * dim, (i + 1) * dim)),
+  );
   return new Uint8Array(out.buffer);
 }
 
