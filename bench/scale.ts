@@ -178,7 +178,7 @@ if (arg('faiss', 'true') !== 'false') {
   };
 }
 printTable(
-  `wiki-18 scale (generated data), i8 HNSW memory-mapped, f16 vectors on disk, efSearch ${sizes.map(defaultExpansionSearch).join(" / ")} (the build default per size)`,
+  `wiki-18 scale (generated data), i8 HNSW memory-mapped, f16 vectors on disk, efSearch ${sizes.map(defaultExpansionSearch).join(' / ')} (the build default per size)`,
   rows,
 );
 if (faiss) {

@@ -1,5 +1,5 @@
 import type { TermEntry } from '../../store/chunk-store.js';
-import { ByteSink, encodePosting, readVarint } from './postings-codec.js';
+import { ByteSink, encodePosting, readPosting, readVarint, type PostingRead } from './postings-codec.js';
 import { compareTerms } from './inverter.js';
 import { FileWriter, RunReader, type RunRecord } from './run-files.js';
 
@@ -127,6 +127,7 @@ class ChainCursor {
   next = 0;
   done = false;
   private list = 0;
+  private readonly read: PostingRead = { gap: 0, tf: 0, next: 0 };
 
   constructor(private readonly lists: Uint8Array[]) {
     this.bytes = lists[0] as Uint8Array;
@@ -155,30 +156,10 @@ class ChainCursor {
   }
 
   private decode(): void {
-    const bytes = this.bytes;
-    let pos = this.next;
-    let b = bytes[pos++] as number;
-    let v = b & 0x7f;
-    let shift = 7;
-    while (b & 0x80) {
-      b = bytes[pos++] as number;
-      v |= (b & 0x7f) << shift;
-      shift += 7;
-    }
-    this.doc += v >>> 1;
-    let tf = 1;
-    if ((v & 1) === 0) {
-      b = bytes[pos++] as number;
-      tf = b & 0x7f;
-      shift = 7;
-      while (b & 0x80) {
-        b = bytes[pos++] as number;
-        tf |= (b & 0x7f) << shift;
-        shift += 7;
-      }
-    }
-    this.tf = tf;
-    this.next = pos;
+    readPosting(this.bytes, this.next, this.read);
+    this.doc += this.read.gap;
+    this.tf = this.read.tf;
+    this.next = this.read.next;
   }
 }
 

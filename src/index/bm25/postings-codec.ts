@@ -54,44 +54,63 @@ export function encodePosting(sink: ByteSink, gap: number, tf: number): void {
   }
 }
 
+/** Where readPosting puts what it decoded. */
+export interface PostingRead {
+  /** Doc gap from the previous posting (the first posting's gap is its doc). */
+  gap: number;
+  tf: number;
+  /** Byte position after the posting. */
+  next: number;
+}
+
 /**
- * Decodes a whole list into typed arrays (the run merger, tests). `df`, when
- * known, sizes the arrays; otherwise they grow. The searcher inlines the same
- * loop in its hot path.
+ * Decodes the posting at `pos` into `out`. The one decoder the build and
+ * tools share; the searcher inlines the same loop in its hot path.
+ */
+export function readPosting(bytes: Uint8Array, pos: number, out: PostingRead): void {
+  let b = bytes[pos++] as number;
+  let v = b & 0x7f;
+  let shift = 7;
+  while (b & 0x80) {
+    b = bytes[pos++] as number;
+    v |= (b & 0x7f) << shift;
+    shift += 7;
+  }
+  let tf = 1;
+  if ((v & 1) === 0) {
+    b = bytes[pos++] as number;
+    tf = b & 0x7f;
+    shift = 7;
+    while (b & 0x80) {
+      b = bytes[pos++] as number;
+      tf |= (b & 0x7f) << shift;
+      shift += 7;
+    }
+  }
+  out.gap = v >>> 1;
+  out.tf = tf;
+  out.next = pos;
+}
+
+/**
+ * Decodes a whole list into typed arrays (tests, tools). `df`, when known,
+ * sizes the arrays; otherwise they grow.
  */
 export function decodePostings(bytes: Uint8Array, df?: number): { docs: Uint32Array; tfs: Uint32Array } {
   let docs: Uint32Array<ArrayBuffer> = new Uint32Array(df ?? 16);
   let tfs: Uint32Array<ArrayBuffer> = new Uint32Array(df ?? 16);
   let n = 0;
-  let pos = 0;
   let doc = 0;
-  while (pos < bytes.length) {
-    let b = bytes[pos++] as number;
-    let v = b & 0x7f;
-    let shift = 7;
-    while (b & 0x80) {
-      b = bytes[pos++] as number;
-      v |= (b & 0x7f) << shift;
-      shift += 7;
-    }
-    doc += v >>> 1;
-    let tf = 1;
-    if ((v & 1) === 0) {
-      b = bytes[pos++] as number;
-      tf = b & 0x7f;
-      shift = 7;
-      while (b & 0x80) {
-        b = bytes[pos++] as number;
-        tf |= (b & 0x7f) << shift;
-        shift += 7;
-      }
-    }
+  const p: PostingRead = { gap: 0, tf: 0, next: 0 };
+  while (p.next < bytes.length) {
+    readPosting(bytes, p.next, p);
+    doc += p.gap;
     if (n === docs.length) {
       docs = grow(docs);
       tfs = grow(tfs);
     }
     docs[n] = doc;
-    tfs[n] = tf;
+    tfs[n] = p.tf;
     n++;
   }
   return { docs: docs.subarray(0, n), tfs: tfs.subarray(0, n) };
