@@ -1,8 +1,9 @@
-import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { RetrieverError } from '../../errors.js';
 import { TopK, type ScoredHit } from '../../search/top-k.js';
 import type { Analyzer } from '../../text/analyzer.js';
 import type { ChunkFilter } from '../../search/types.js';
+import { preadFully } from '../../util/pread.js';
 import { idf, lengthNormTable, type Bm25Params } from './scoring.js';
 
 /** Select by a sequential accumulator pass when a query has more postings than 1/DIVISOR of all chunks. */
@@ -171,16 +172,11 @@ export class Bm25Searcher {
 
   private readPostings(offset: number, nbytes: number): Buffer {
     if (nbytes > this.readBuf.length) this.readBuf = Buffer.allocUnsafe(Math.max(nbytes, this.readBuf.length * 2));
-    let got = 0;
-    while (got < nbytes) {
-      const r = readSync(this.fd, this.readBuf, got, nbytes - got, offset + got);
-      if (r === 0) {
-        throw new RetrieverError(
-          'INDEX_CORRUPT',
-          `${this.opts.postingsPath} is shorter than its term dictionary says: rebuild the index`,
-        );
-      }
-      got += r;
+    if (preadFully(this.fd, this.readBuf, nbytes, offset) < nbytes) {
+      throw new RetrieverError(
+        'INDEX_CORRUPT',
+        `${this.opts.postingsPath} is shorter than its term dictionary says: rebuild the index`,
+      );
     }
     return this.readBuf;
   }

@@ -1,6 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { RetrieverError } from '../../errors.js';
 import { halvesToFloats } from '../../util/half.js';
+import { preadFully } from '../../util/pread.js';
 
 /**
  * Streams precomputed embeddings from the files users already have:
@@ -133,13 +134,9 @@ class FileVectorSource implements VectorSource {
   read(from: number, n: number): Float32Array {
     const bpv = this.layout.dtype === 'f32' ? 4 : 2;
     const bytes = new Uint8Array(n * this.dim * bpv); // offset 0: safe to view as floats
-    let got = 0;
-    while (got < bytes.length) {
-      const r = readSync(this.fd, bytes, got, bytes.length - got, this.layout.offset + from * this.dim * bpv + got);
-      if (r === 0)
-        throw new RetrieverError('BAD_INPUT', `${this.path} ended early at row ${from + got / (this.dim * bpv)}`);
-      got += r;
-    }
+    const got = preadFully(this.fd, bytes, bytes.length, this.layout.offset + from * this.dim * bpv);
+    if (got < bytes.length)
+      throw new RetrieverError('BAD_INPUT', `${this.path} ended early at row ${from + got / (this.dim * bpv)}`);
     if (this.layout.dtype === 'f32') return new Float32Array(bytes.buffer);
     return halvesToFloats(new Uint16Array(bytes.buffer));
   }

@@ -1,6 +1,7 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { RetrieverError } from '../../errors.js';
 import { floatsToHalves, halfTable, halvesToFloats } from '../../util/half.js';
+import { preadFully } from '../../util/pread.js';
 
 /**
  * Raw row-major vectors, one row per chunk num, no header (dtype, dim and
@@ -103,12 +104,7 @@ export class VectorReader {
   readRange(from: number, n: number): Float32Array {
     const bytes = n * this.rb;
     if (bytes > this.buf.length) this.buf = Buffer.allocUnsafe(bytes);
-    let got = 0;
-    while (got < bytes) {
-      const r = readSync(this.fd, this.buf, got, bytes - got, from * this.rb + got);
-      if (r === 0) throw new RetrieverError('INDEX_CORRUPT', `${this.path} ended early: rebuild the index`);
-      got += r;
-    }
+    if (preadFully(this.fd, this.buf, bytes, from * this.rb) < bytes) this.endedEarly();
     return this.decode(this.buf.subarray(0, bytes), n);
   }
 
@@ -122,14 +118,7 @@ export class VectorReader {
    * Same value as dot(query, row(num)).
    */
   dotRow(num: number, query: Float32Array): number {
-    const bytes = this.rb;
-    const buf = this.rowBuf;
-    let got = 0;
-    while (got < bytes) {
-      const r = readSync(this.fd, buf, got, bytes - got, num * bytes + got);
-      if (r === 0) throw new RetrieverError('INDEX_CORRUPT', `${this.path} ended early: rebuild the index`);
-      got += r;
-    }
+    if (preadFully(this.fd, this.rowBuf, this.rb, num * this.rb) < this.rb) this.endedEarly();
     const dim = this.dim;
     let s = 0;
     if (this.dtype === 'f32') {
@@ -145,6 +134,10 @@ export class VectorReader {
 
   close(): void {
     closeSync(this.fd);
+  }
+
+  private endedEarly(): never {
+    throw new RetrieverError('INDEX_CORRUPT', `${this.path} ended early: rebuild the index`);
   }
 
   private decode(bytes: Buffer, n: number): Float32Array {
