@@ -70,15 +70,19 @@ async function runDense(
   rmSync(annPath, { force: true });
   let ann: DenseManifest['ann'] = null;
   if (ctx.chunkCount > opts.exactBelow) {
-    buildAnn(opts, vectorsPath, ctx, annPath);
+    const params: AnnParams = {
+      ...opts.ann,
+      expansionSearch: opts.ann.expansionSearch ?? defaultExpansionSearch(ctx.chunkCount),
+    };
+    buildAnn(opts, params, vectorsPath, ctx, annPath);
     files.push(INDEX_FILES.ann);
     ann = {
       library: 'usearch',
       metric: 'cos',
-      quantization: opts.ann.quantization,
-      connectivity: opts.ann.connectivity,
-      expansion_add: opts.ann.expansionAdd,
-      expansion_search: opts.ann.expansionSearch ?? defaultExpansionSearch(ctx.chunkCount),
+      quantization: params.quantization,
+      connectivity: params.connectivity,
+      expansion_add: params.expansionAdd,
+      expansion_search: params.expansionSearch,
     };
   } else {
     ctx.log.info(
@@ -139,13 +143,16 @@ async function embedChunks(opts: DensePhaseOptions, ctx: DensePhaseContext, writ
   }
 }
 
-function buildAnn(opts: DensePhaseOptions, vectorsPath: string, ctx: DensePhaseContext, annPath: string): void {
+function buildAnn(
+  opts: DensePhaseOptions,
+  params: AnnParams,
+  vectorsPath: string,
+  ctx: DensePhaseContext,
+  annPath: string,
+): void {
   const dim = opts.encoder.dim;
   const reader = new VectorReader(vectorsPath, dim, opts.vectorsDtype, ctx.chunkCount);
-  const builder = new AnnBuilder(dim, {
-    ...opts.ann,
-    expansionSearch: opts.ann.expansionSearch ?? defaultExpansionSearch(ctx.chunkCount),
-  });
+  const builder = new AnnBuilder(dim, params);
   const progress = createProgress({
     label: 'HNSW graph',
     total: ctx.chunkCount,
