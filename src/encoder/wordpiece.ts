@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { RetrieverError } from '../errors.js';
 import {
-  classifyBertChar,
+  forEachBertWord,
   isBertDroppedChar,
   isBertPunctuation,
   isBertWhitespace,
@@ -151,40 +151,16 @@ export class WordPieceTokenizer {
 
   /**
    * The number of WordPiece tokens of `text` (no [CLS]/[SEP]): the sum over
-   * wordSpans(text). Build-index counts every chunk, so this path looks the
-   * raw word up by its characters (no string built, no normalization) and
-   * only works a word out the first time it is seen.
+   * wordSpans(text). Build-index counts every chunk, so this path looks each
+   * raw word span up by its characters (no string built, no normalization)
+   * and only works a word out the first time it is seen.
    */
   countTokens(text: string): number {
     const c = this.config;
     if (!c.cleanText || !c.handleChineseChars) return this.countTokensSlow(text);
-    const spans = this.spanCounts;
-    spans.clearIfFull();
+    this.spanCounts.clearIfFull();
     let n = 0;
-    let wordStart = -1;
-    let wordEnd = -1;
-    for (let i = 0; i < text.length;) {
-      let cp = text.charCodeAt(i);
-      let w = 1;
-      if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < text.length) {
-        cp = text.codePointAt(i) as number;
-        if (cp > 0xffff) w = 2;
-      }
-      const cls = classifyBertChar(cp);
-      if (cls === 0) {
-        if (wordStart < 0) wordStart = i;
-        wordEnd = i + w;
-      } else if (cls !== 3) {
-        if (wordStart >= 0) {
-          n += this.spanCount(text, wordStart, wordEnd);
-          wordStart = -1;
-        }
-        if (cls === 2) n += this.spanCount(text, i, i + w);
-      }
-      // a dropped char (3) neither ends nor extends a word: scan() skips it
-      i += w;
-    }
-    if (wordStart >= 0) n += this.spanCount(text, wordStart, wordEnd);
+    forEachBertWord(text, (start, end) => (n += this.spanCount(text, start, end)));
     return n;
   }
 

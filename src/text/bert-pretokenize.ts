@@ -67,57 +67,45 @@ function getAsciiClass(): Uint8Array {
   return asciiClass;
 }
 
-/** BERT's class of a code point: 0 word char, 1 whitespace, 2 punctuation/CJK (a word alone), 3 dropped. */
-export function classifyBertChar(cp: number): number {
-  return cp < 128 ? (getAsciiClass()[cp] as number) : classify(cp);
-}
-
 /** The number of words bertWords(text) returns, without allocating them. */
 export function countBertWords(text: string): number {
-  const ascii = getAsciiClass();
   let n = 0;
-  let inWord = false;
-  for (let i = 0; i < text.length; i++) {
-    let cp = text.charCodeAt(i);
-    if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < text.length) {
-      cp = text.codePointAt(i) as number;
-      i++;
-    }
-    const c = cp < 128 ? (ascii[cp] as number) : classify(cp);
-    if (c === 0) {
-      if (!inWord) n++;
-      inWord = true;
-    } else if (c !== 3) {
-      inWord = false;
-      if (c === 2) n++;
-    }
-  }
+  forEachBertWord(text, () => n++);
   return n;
 }
 
-/** Splits `text` into BERT words. Dropped characters never start or extend a word. */
-export function bertWords(text: string): WordSpan[] {
+/**
+ * Calls `emit(start, end)` for each BERT word of `text`, in order (UTF-16
+ * offsets). A dropped character inside a word does not end it (the
+ * normalizer deletes it; the word goes on), so a span may contain dropped
+ * characters, which a consumer that reads the word's text must skip.
+ */
+export function forEachBertWord(text: string, emit: (start: number, end: number) => void): void {
   const ascii = getAsciiClass();
-  const out: WordSpan[] = [];
   let wordStart = -1;
-  let i = 0;
   const n = text.length;
-  while (i < n) {
-    const cp = text.codePointAt(i) as number;
+  for (let i = 0; i < n;) {
+    let cp = text.charCodeAt(i);
+    if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < n) cp = text.codePointAt(i) as number;
     const w = cp > 0xffff ? 2 : 1;
     const c = cp < 128 ? (ascii[cp] as number) : classify(cp);
     if (c === 0) {
       if (wordStart < 0) wordStart = i;
     } else if (c !== 3) {
       if (wordStart >= 0) {
-        out.push({ start: wordStart, end: i });
+        emit(wordStart, i);
         wordStart = -1;
       }
-      if (c === 2) out.push({ start: i, end: i + w });
+      if (c === 2) emit(i, i + w);
     }
-    // a dropped char inside a word is simply skipped by the normalizer: the word continues
     i += w;
   }
-  if (wordStart >= 0) out.push({ start: wordStart, end: n });
+  if (wordStart >= 0) emit(wordStart, n);
+}
+
+/** Splits `text` into BERT words. Dropped characters never start a word. */
+export function bertWords(text: string): WordSpan[] {
+  const out: WordSpan[] = [];
+  forEachBertWord(text, (start, end) => out.push({ start, end }));
   return out;
 }
