@@ -2,32 +2,6 @@
 const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
-/** float32 → IEEE half, round to nearest even. */
-export function floatToHalf(x: number): number {
-  f32[0] = x;
-  const bits = u32[0] as number;
-  const sign = (bits >>> 16) & 0x8000;
-  const exp = (bits >>> 23) & 0xff;
-  let mant = bits & 0x7fffff;
-  if (exp === 0xff) return sign | 0x7c00 | (mant ? 0x200 : 0);
-  const e = exp - 127 + 15;
-  if (e >= 0x1f) return sign | 0x7c00;
-  if (e <= 0) {
-    if (e < -10) return sign;
-    mant |= 0x800000;
-    const shift = 14 - e;
-    let half = mant >>> shift;
-    const rem = mant & ((1 << shift) - 1);
-    const mid = 1 << (shift - 1);
-    if (rem > mid || (rem === mid && half & 1)) half++;
-    return sign | half;
-  }
-  let half = (e << 10) | (mant >>> 13);
-  const rem = mant & 0x1fff;
-  if (rem > 0x1000 || (rem === 0x1000 && half & 1)) half++; // may carry into the exponent, as it should
-  return sign | half;
-}
-
 const DENORM_MAGIC_BITS = ((127 - 15 + (23 - 10) + 1) << 23) >>> 0; // 0.5 as float32
 const DENORM_MAGIC = (() => {
   u32[0] = DENORM_MAGIC_BITS;
@@ -35,9 +9,10 @@ const DENORM_MAGIC = (() => {
 })();
 
 /**
- * floatToHalf over a whole array, without a per-element type pun: the rows
+ * float32 → IEEE half over a whole array, without a per-element type pun: the rows
  * are read as their bit patterns and rounded with integer arithmetic
- * (round to nearest even, as floatToHalf; F. Giesen's float_to_half_fast3_rtne).
+ * (round to nearest even; F. Giesen's float_to_half_fast3_rtne; a scalar
+ * reference in test/helpers/half-reference.ts checks it).
  */
 export function floatsToHalves(src: Float32Array, out: Uint16Array = new Uint16Array(src.length)): Uint16Array {
   const bits = new Uint32Array(src.buffer, src.byteOffset, src.length);

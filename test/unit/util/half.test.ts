@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { floatsToHalves, floatToHalf, halfToFloat, halvesToFloats } from '../../../src/util/half.js';
+import { floatsToHalves, halfToFloat, halvesToFloats } from '../../../src/util/half.js';
+import { floatToHalf } from '../../helpers/half-reference.js';
 
 describe('IEEE half conversions', () => {
   it('decodes known halves', () => {
