@@ -5,6 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../util/log.js';
 import { sendJson } from './http-util.js';
+import { StatelessMcp } from './mcp-stateless.js';
 
 export interface McpHttpOptions {
   /** Never issue session ids: every POST /mcp stands alone. */
@@ -24,12 +25,12 @@ interface Session {
  * MCP over HTTP: Streamable HTTP at /mcp (sessions when a client initializes
  * one, stateless otherwise: a request without a session id is served on its
  * own, which suits RL clients that open a new connection per call) and the
- * legacy SSE transport at /sse + /messages. Stateless requests borrow an
- * McpServer from a pool, so no per-request tool registration is paid.
+ * legacy SSE transport at /sse + /messages. Stateless requests all go to one
+ * long-lived McpServer through our own JSON transport (mcp-stateless.ts).
  */
 export class McpHttp {
   private readonly sessions = new Map<string, Session>();
-  private readonly pool: McpServer[] = [];
+  private readonly stateless: StatelessMcp;
   private readonly sweeper: NodeJS.Timeout;
 
   constructor(
@@ -37,6 +38,7 @@ export class McpHttp {
     private readonly opts: McpHttpOptions,
     private readonly log: Logger,
   ) {
+    this.stateless = new StatelessMcp(makeServer());
     this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, opts.sessionTtlMs)).unref();
   }
 
@@ -78,7 +80,7 @@ export class McpHttp {
       );
       return;
     }
-    await this.handleStateless(req, res, body);
+    await this.stateless.handle(req, res, body);
   }
 
   /** GET /sse: opens a legacy SSE session; its messages arrive at POST /messages?sessionId=… */
@@ -117,6 +119,7 @@ export class McpHttp {
   async closeAll(): Promise<void> {
     clearInterval(this.sweeper);
     await Promise.all([...this.sessions.keys()].map((id) => this.closeSession(id)));
+    await this.stateless.close();
   }
 
   private async startSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
@@ -133,18 +136,6 @@ export class McpHttp {
     };
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
-  }
-
-  private async handleStateless(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    const server = this.pool.pop() ?? this.makeServer();
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    try {
-      await server.connect(transport);
-      await transport.handleRequest(req, res, body);
-    } finally {
-      await transport.close();
-      if (this.pool.length < 256) this.pool.push(server);
-    }
   }
 
   private async closeSession(id: string): Promise<void> {

@@ -83,6 +83,108 @@ describe.skipIf(!HAS_SHARED)('HTTP transport (real server process)', () => {
     ).toHaveLength(1);
   });
 
+  it('keeps concurrent stateless calls apart when clients reuse the same JSON-RPC id', async () => {
+    // dense and hybrid calls wait on the encoder thread, so these overlap inside the server
+    const asks = Array.from({ length: 24 }, (_, i) => ({
+      query: `paragraph ${i} number ${i * 7}`,
+      top_k: 1 + (i % 8),
+      mode: i % 2 === 0 ? 'hybrid' : 'dense',
+    }));
+    const got = await Promise.all(
+      asks.map((args) =>
+        postJson(
+          `${srv.url}/mcp`,
+          { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'search', arguments: args } },
+          { accept: 'application/json, text/event-stream' },
+        ),
+      ),
+    );
+    got.forEach((r, i) => {
+      expect(r.status).toBe(200);
+      const msg = r.json as unknown as {
+        id: number;
+        result: { structuredContent: { mode: string; results: unknown[] } };
+      };
+      expect(msg.id).toBe(1);
+      // each answer is the one for this call's own arguments
+      expect(msg.result.structuredContent.mode).toBe(asks[i]?.mode);
+      expect(msg.result.structuredContent.results).toHaveLength(asks[i]?.top_k ?? -1);
+    });
+  });
+
+  it('answers a stateless batch in order with the ids the client sent, and notifications with 202', async () => {
+    const accept = { accept: 'application/json, text/event-stream' };
+    const r = await postJson(
+      `${srv.url}/mcp`,
+      [
+        { jsonrpc: '2.0', id: 'a', method: 'tools/list' },
+        { jsonrpc: '2.0', method: 'notifications/initialized' },
+        { jsonrpc: '2.0', id: 9, method: 'no/such/method' },
+        { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'list_corpora', arguments: {} } },
+      ],
+      accept,
+    );
+    expect(r.status).toBe(200);
+    const answers = r.json as unknown as Array<{
+      id: unknown;
+      result?: { tools?: unknown[] };
+      error?: { code: number };
+    }>;
+    expect(answers.map((a) => a.id)).toEqual(['a', 9, 3]);
+    expect(answers[0]?.result?.tools?.length).toBeGreaterThanOrEqual(4);
+    expect(answers[1]?.error?.code).toBe(-32601);
+    expect(answers[2]?.result).toBeDefined();
+    const note = await postJson(`${srv.url}/mcp`, { jsonrpc: '2.0', method: 'notifications/initialized' }, accept);
+    expect(note.status).toBe(202);
+  });
+
+  it('refuses malformed stateless MCP requests with JSON-RPC errors', async () => {
+    const accept = { accept: 'application/json, text/event-stream' };
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+    const init = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '0' } },
+    };
+    const cases: Array<[unknown, Record<string, string>, number, number, RegExp]> = [
+      [list, { accept: 'application/json' }, 406, -32000, /Accept/],
+      [{ hello: 'world' }, accept, 400, -32700, /JSON-RPC/],
+      [[], accept, 400, -32600, /batch/],
+      [Array.from({ length: 101 }, () => list), accept, 400, -32600, /batch/],
+      [[init, list], accept, 400, -32600, /initiali[sz]/],
+      [list, { ...accept, 'mcp-protocol-version': '1999-01-01' }, 400, -32000, /protocol version/],
+    ];
+    for (const [body, headers, status, code, message] of cases) {
+      const r = await postJson(`${srv.url}/mcp`, body, headers);
+      expect(r.status, `${JSON.stringify(body).slice(0, 80)}: ${r.text}`).toBe(status);
+      const err = (r.json as unknown as { error: { code: number; message: string } }).error;
+      expect(err.code).toBe(code);
+      expect(err.message).toMatch(message);
+    }
+    // and the server still answers
+    const ok = await postJson(`${srv.url}/mcp`, list, accept);
+    expect(ok.status).toBe(200);
+  });
+
+  it('serves a real MCP client against a --stateless server (initialize answered, no session id)', async () => {
+    const s = await startHttpServer(['--corpus', 'w', '--index-dir', indexDir, '--stateless']);
+    try {
+      const transport = new StreamableHTTPClientTransport(new URL(`${s.url}/mcp`));
+      const c = await mcpClient(transport);
+      try {
+        expect(transport.sessionId).toBeUndefined();
+        expect(c.getServerVersion()?.name).toBe('retriever-mcp');
+        const r = (await c.callTool({ name: 'search', arguments: { query: 'music', top_k: 2 } })) as ToolText;
+        expect((r.structuredContent as { results: unknown[] }).results).toHaveLength(2);
+      } finally {
+        await c.close();
+      }
+    } finally {
+      await s.stop();
+    }
+  });
+
   it('serves MCP over legacy SSE', async () => {
     const c = await mcpClient(new SSEClientTransport(new URL(`${srv.url}/sse`)));
     try {
@@ -267,10 +369,18 @@ describe.skipIf(!HAS_SHARED)('HTTP access control and shutdown', () => {
         postJson(`${s.url}/retrieve`, { queries: [`drain ${i}`] }, { authorization: 'Bearer s3cret' }),
       );
       const code = s.stop();
+      // each request is served, refused at the socket, or (arriving as the drain starts) told to retry
       const statuses = (await Promise.allSettled(inflight)).map((r) =>
-        r.status === 'fulfilled' ? r.value.status : 'refused',
+        r.status !== 'fulfilled'
+          ? 'refused'
+          : r.value.status === 503 && /shutting down/.test(r.value.text) && r.value.headers.get('retry-after')
+            ? 'retry'
+            : r.value.status,
       );
-      expect(statuses.every((x) => x === 200 || x === 'refused')).toBe(true);
+      expect(
+        statuses.every((x) => x === 200 || x === 'refused' || x === 'retry'),
+        JSON.stringify(statuses),
+      ).toBe(true);
       expect(await code).toBe(0);
       expect(s.stderr()).toMatch(/SIGTERM: draining/);
     } finally {

@@ -1,0 +1,162 @@
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  JSONRPCMessageSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { sendJson } from './http-util.js';
+
+/** The most JSON-RPC messages one POST may carry (the SDK's transport uses the same cap). */
+export const MAX_STATELESS_BATCH = 100;
+
+interface Pending {
+  /** The id the client sent, restored on the way out. */
+  clientId: RequestId;
+  exchange: Exchange;
+  slot: number;
+}
+
+/** One HTTP request's requests, waiting for their answers. */
+interface Exchange {
+  answers: JSONRPCMessage[];
+  left: number;
+  done: (answers: JSONRPCMessage[]) => void;
+}
+
+/**
+ * Stateless MCP over Streamable HTTP (a POST without `Mcp-Session-Id`),
+ * answered as `application/json`. One McpServer stays connected to one
+ * transport of ours for the life of the process; every request's JSON-RPC ids
+ * are renamed to process-unique ones on the way in and restored on the way out,
+ * so clients that all number their calls from 1 never meet. This skips what the
+ * SDK's per-request transport costs (a Fetch Request/Response round trip per
+ * call, a connect and a close), which was most of MCP's overhead over REST;
+ * the SDK's Server still validates and dispatches every message.
+ */
+export class StatelessMcp {
+  private readonly transport = new MuxTransport();
+  private readonly ready: Promise<void>;
+
+  constructor(server: McpServer) {
+    this.ready = server.connect(this.transport);
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    await this.ready;
+    const accept = req.headers.accept ?? '';
+    // The spec has clients accept both; Accept is a list, so a substring test is the intended check.
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      reject(res, 406, -32000, 'Not Acceptable: send "Accept: application/json, text/event-stream"');
+      return;
+    }
+    const raw = Array.isArray(body) ? body : [body];
+    if (raw.length === 0 || raw.length > MAX_STATELESS_BATCH) {
+      reject(res, 400, -32600, `Invalid Request: a batch holds 1 to ${MAX_STATELESS_BATCH} JSON-RPC messages`);
+      return;
+    }
+    const messages: JSONRPCMessage[] = [];
+    for (const m of raw) {
+      const parsed = JSONRPCMessageSchema.safeParse(m);
+      if (!parsed.success) {
+        reject(res, 400, -32700, 'Parse error: Invalid JSON-RPC message (jsonrpc "2.0" with a method or an id)');
+        return;
+      }
+      messages.push(parsed.data);
+    }
+    const initializing = messages.some(isInitializeRequest);
+    if (initializing && messages.length > 1) {
+      reject(res, 400, -32600, 'Invalid Request: send initialize on its own, not in a batch');
+      return;
+    }
+    const version = req.headers['mcp-protocol-version'];
+    if (!initializing && typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      reject(
+        res,
+        400,
+        -32000,
+        `Bad Request: unsupported MCP protocol version ${version.slice(0, 32)} ` +
+          `(supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+      );
+      return;
+    }
+    const extra = { requestInfo: { headers: req.headers } };
+    const requests = messages.filter(isJSONRPCRequest);
+    if (requests.length === 0) {
+      // notifications and responses only; a cancellation cannot name a request of another POST
+      for (const m of messages) this.transport.deliver(m, extra);
+      res.writeHead(202).end();
+      return;
+    }
+    const answers = await new Promise<JSONRPCMessage[]>((done) => {
+      const exchange: Exchange = { answers: new Array<JSONRPCMessage>(requests.length), left: requests.length, done };
+      let slot = 0;
+      for (const m of messages) {
+        if (isJSONRPCRequest(m)) this.transport.deliver(this.transport.rename(m, exchange, slot++), extra);
+        else this.transport.deliver(m, extra);
+      }
+    });
+    if (res.destroyed) return; // the client went away; nothing to write to
+    sendJson(res, 200, Array.isArray(body) ? answers : answers[0]);
+  }
+
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+}
+
+class MuxTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport['onmessage'];
+  private next = 0;
+  private readonly pending = new Map<number, Pending>();
+
+  async start(): Promise<void> {}
+
+  rename(m: JSONRPCMessage & { id: RequestId }, exchange: Exchange, slot: number): JSONRPCMessage {
+    const id = ++this.next;
+    this.pending.set(id, { clientId: m.id, exchange, slot });
+    return { ...m, id };
+  }
+
+  deliver(m: JSONRPCMessage, extra: { requestInfo: { headers: IncomingMessage['headers'] } }): void {
+    if (!('method' in m)) return; // a response: this server never asks clients anything
+    if (m.method === 'notifications/cancelled') return; // the id it names belongs to another POST
+    this.onmessage?.(m, extra);
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    // Server-to-client notifications and requests have no stream to go to in JSON mode.
+    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
+    const id = message.id;
+    const p = typeof id === 'number' ? this.pending.get(id) : undefined;
+    if (!p) return;
+    this.pending.delete(id as number);
+    p.exchange.answers[p.slot] = { ...message, id: p.clientId };
+    if (--p.exchange.left === 0) p.exchange.done(p.exchange.answers);
+  }
+
+  async close(): Promise<void> {
+    for (const p of this.pending.values()) {
+      p.exchange.answers[p.slot] = {
+        jsonrpc: '2.0',
+        id: p.clientId,
+        error: { code: -32000, message: 'the server is shutting down: retry on another instance' },
+      };
+      if (--p.exchange.left === 0) p.exchange.done(p.exchange.answers);
+    }
+    this.pending.clear();
+    this.onclose?.();
+  }
+}
+
+function reject(res: ServerResponse, status: number, code: number, message: string): void {
+  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
+}
