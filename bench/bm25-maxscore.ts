@@ -30,7 +30,7 @@ const name = arg('name', 'scale1m') as string;
 const nq = Number(arg('queries', '300'));
 // the dense arm is not needed: a stand-in that is never searched
 const c = openCorpus(indexDir, name, {
-  openDense: () => ({ encoderId: 'unused', search: () => [], close: () => undefined }),
+  openDense: () => ({ encoderId: 'unused', search: () => [], searchMany: () => [], close: () => undefined }),
   verify: 'sizes',
 });
 const dir = join(indexDir, name);

@@ -166,13 +166,12 @@ export class Retriever {
     // the BM25 arm runs while the encoder thread works on the query vectors
     const bm25Lists = mode === 'dense' ? null : texts.map((q) => corpus.bm25.search(q, depth, filter));
     const vecs = vectors ? await vectors : null;
+    // a batch of queries walks the ANN graph on every core at once
+    const denseLists = vecs && corpus.dense ? corpus.dense.searchMany(vecs, depth, filter) : null;
     return texts.map((_, i) => {
       const lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }> = [];
       if (bm25Lists) lists.push({ arm: 'bm25', hits: bm25Lists[i] as ScoredHit[], weight: this.opts.weights.bm25 });
-      if (vecs && corpus.dense) {
-        const hits = corpus.dense.search(vecs[i] as Float32Array, depth, filter);
-        lists.push({ arm: 'dense', hits, weight: this.opts.weights.dense });
-      }
+      if (denseLists) lists.push({ arm: 'dense', hits: denseLists[i] as ScoredHit[], weight: this.opts.weights.dense });
       return { corpus: corpus.name, mode, results: this.materialize(corpus, mode, lists, topK) };
     });
   }

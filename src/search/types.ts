@@ -44,6 +44,8 @@ export interface DenseArm {
   /** Identity of the encoder the vectors were built with (must match the query encoder). */
   readonly encoderId: string;
   search(query: Float32Array, k: number, filter?: ChunkFilter): ScoredHit[];
+  /** `search` for each query; an ANN arm walks the graph for all of them on several threads. */
+  searchMany(queries: readonly Float32Array[], k: number, filter?: ChunkFilter): ScoredHit[][];
   close(): void;
 }
 

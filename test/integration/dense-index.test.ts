@@ -117,6 +117,31 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
     }
   });
 
+  it('a batch of queries (graph walked on two threads) gets what each query gets alone', async () => {
+    await buildDense('annbatch', { exactBelow: 0 });
+    const c = openCorpus(join(tmp.dir, 'idx'), 'annbatch', (dir, m, hint) =>
+      openDenseArm(dir, m.dense as NonNullable<typeof m.dense>, hint, {
+        mmap: true,
+        rescoreFactor: 4,
+        searchThreads: 2,
+      }),
+    );
+    try {
+      const texts = [...QUERIES, ...QUERIES.map((q) => `${q} again`), 'number 7'];
+      const vecs = await encoder.embedQueries(texts);
+      for (const k of [1, 10, 40]) {
+        const batch = c.dense!.searchMany(vecs, k);
+        expect(batch).toHaveLength(texts.length);
+        vecs.forEach((v, i) => expect(batch[i]).toEqual(c.dense!.search(v, k)));
+        expect(batch[0]).toHaveLength(k);
+        // not every query got the same list
+        expect(new Set(batch.map((hits) => hits.map((h) => h.num).join())).size).toBeGreaterThan(1);
+      }
+    } finally {
+      c.close();
+    }
+  });
+
   it('filters apply inside the dense arm, before top-k', async () => {
     const c = open('exact');
     try {

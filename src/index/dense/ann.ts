@@ -121,6 +121,20 @@ export class AnnIndex {
     const m = this.index.search(query, k, 1);
     return { nums: Array.from(m.keys, Number), distances: m.distances };
   }
+
+  /** Candidate chunk numbers for several queries at once, the queries spread over `threads` threads. */
+  searchMany(queries: readonly Float32Array[], k: number, threads: number): number[][] {
+    if (queries.length === 1) return [this.search(queries[0] as Float32Array, k).nums];
+    const matrix = new Float32Array(queries.length * this.dim);
+    queries.forEach((q, i) => matrix.set(q, i * this.dim));
+    const m = this.index.search(matrix, k, threads) as BatchMatches;
+    return queries.map((_, i) => {
+      const nums: number[] = [];
+      const count = Number(m.counts[i]);
+      for (let j = 0; j < count; j++) nums.push(Number(m.keys[i * k + j]));
+      return nums;
+    });
+  }
 }
 
 /**

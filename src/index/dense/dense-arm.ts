@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { RetrieverError } from '../../errors.js';
 import type { ScoredHit } from '../../search/top-k.js';
@@ -15,6 +16,8 @@ export interface DenseArmOptions {
   mmap: boolean;
   /** ANN candidates re-scored exactly from the stored vectors, as a multiple of k. */
   rescoreFactor: number;
+  /** Threads one batch of queries (`searchMany`) walks the graph with; default: every core. */
+  searchThreads?: number;
 }
 
 /** Filters allowing at most this many chunks are searched exactly. */
@@ -49,7 +52,7 @@ export function openDenseArm(dir: string, m: DenseManifest, fixHint: string, opt
         `${join(dir, INDEX_FILES.ann)} holds ${ann.size} vectors, the manifest says ${m.vectors.count}: ${fixHint}`,
       );
     }
-    return new AnnArm(m.encoder.id, vectors, ann, opts.rescoreFactor);
+    return new AnnArm(m.encoder.id, vectors, ann, opts.rescoreFactor, opts.searchThreads ?? availableParallelism());
   } catch (err) {
     vectors.close();
     throw err;
@@ -110,6 +113,10 @@ class ExactArm implements DenseArm {
     return top.result();
   }
 
+  searchMany(queries: readonly Float32Array[], k: number, filter?: ChunkFilter): ScoredHit[][] {
+    return queries.map((q) => this.search(q, k, filter));
+  }
+
   close(): void {}
 }
 
@@ -119,6 +126,7 @@ class AnnArm implements DenseArm {
     private readonly vectors: VectorReader,
     private readonly ann: AnnIndex,
     private readonly rescoreFactor: number,
+    private readonly threads: number,
   ) {}
 
   search(query: Float32Array, k: number, filter?: ChunkFilter): ScoredHit[] {
@@ -133,8 +141,20 @@ class AnnArm implements DenseArm {
       if (cand.length >= k) return this.rescore(query, cand, k);
       return this.rescore(query, filter.nums, k);
     }
-    const cand = this.ann.search(query, Math.max(k, Math.min(n, k * this.rescoreFactor))).nums;
+    const cand = this.ann.search(query, this.depth(k)).nums;
     return this.rescore(query, cand, k);
+  }
+
+  searchMany(queries: readonly Float32Array[], k: number, filter?: ChunkFilter): ScoredHit[][] {
+    if (filter || queries.length < 2) return queries.map((q) => this.search(q, k, filter));
+    for (const q of queries) checkDim(q, this.vectors.dim);
+    const cands = this.ann.searchMany(queries, this.depth(k), this.threads);
+    return queries.map((q, i) => this.rescore(q, cands[i] as number[], k));
+  }
+
+  /** How many graph candidates `k` hits are re-scored from. */
+  private depth(k: number): number {
+    return Math.max(k, Math.min(this.vectors.count, k * this.rescoreFactor));
   }
 
   close(): void {
