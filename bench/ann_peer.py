@@ -13,6 +13,7 @@ p.add_argument('--m', type=int, default=16); p.add_argument('--efc', type=int, d
 p.add_argument('--efs', default='16,32,64,128,256'); p.add_argument('--threads', type=int, default=2)
 p.add_argument('--nprobe', default='8,16,32,64'); p.add_argument('--batch', type=int, default=1)
 p.add_argument('--max-queries', type=int, default=0)
+p.add_argument('--train', type=int, default=100_000, help='IVF-PQ training sample (faiss subsamples IVF training to 256 per list anyway)')
 p.add_argument('--offset', type=int, default=0, help='header bytes before the base vectors (8 for .fbin)')
 a = p.parse_args()
 
@@ -50,7 +51,7 @@ if a.phase == 'build':
         # the DeepSearch-RL / FlashRAG setting: IVF1024,PQ96 over inner product
         idx = faiss.index_factory(a.dim, 'IVF1024,PQ96', faiss.METRIC_INNER_PRODUCT)
         rng = np.random.default_rng(0)
-        train = x[rng.choice(len(x), size=min(len(x), 200_000), replace=False)]
+        train = x[rng.choice(len(x), size=min(len(x), a.train), replace=False)]
         idx.train(train)
         idx.add(x)
         t = time.time() - t0
