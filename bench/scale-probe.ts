@@ -26,6 +26,7 @@ const efs = (arg('efs', '16,32,64,128') as string).split(',').map(Number);
 // BM25 and hybrid are timed once, at this efSearch (default: the last)
 const hybridEf = Number(arg('hybrid-ef', String(efs[efs.length - 1])));
 const texts = loadRealQuestions().slice(0, nq);
+const bm25Threads = Number(arg('bm25-threads', '1'));
 const rowOf = new Map(texts.map((t, i) => [t, i]));
 
 const out: Record<string, unknown> = { rssStartMiB: rssMiB() };
@@ -36,6 +37,7 @@ for (const ef of efs) {
     openDense: (dir, m, hint) =>
       openDenseArm(dir, m.dense!, hint, { mmap: true, rescoreFactor: 4, expansionSearch: ef }),
     verify: 'sizes',
+    bm25Threads, // hybrid's BM25 arm on a worker thread beside the dense arm, as the server does
   });
   const openMs = performance.now() - t0;
   const dense = c.dense!;

@@ -31,6 +31,8 @@ export const DEFAULTS = {
   rrfK: 60,
   /** HNSW candidates re-scored exactly, as a multiple of the hits wanted. */
   rescoreFactor: 4,
+  /** BM25 query threads per hybrid corpus: its BM25 arm runs beside the dense arm. */
+  bm25Threads: 1,
   /** Cached search results (corpus, mode, top_k, filter, query). */
   resultCacheSize: 10_000,
   /** Cached query vectors per encoder. */

@@ -40,6 +40,11 @@ const SERVE_OPTIONS = {
     default: DEFAULTS.rescoreFactor,
     describe: 'HNSW candidates re-scored exactly from the stored vectors, as a multiple of top_k',
   },
+  'bm25-threads': {
+    type: 'number',
+    default: DEFAULTS.bm25Threads,
+    describe: 'worker threads running the BM25 arm of hybrid queries beside the dense arm (0 = inline)',
+  },
   mmap: {
     type: 'boolean',
     default: true,
@@ -129,6 +134,7 @@ export async function main(argv: string[]): Promise<void> {
   checkInt('--max-inflight', args['max-inflight'], 1, 1_000_000);
   checkInt('--max-body-bytes', args['max-body-bytes'], 1024, 1 << 30);
   checkInt('--rescore-factor', args['rescore-factor'], 1, 100);
+  checkInt('--bm25-threads', args['bm25-threads'], 0, 64);
   if (args['ef-search'] !== undefined) checkInt('--ef-search', args['ef-search'], 1, 100_000);
   for (const f of ['rrf-k', 'bm25-weight', 'dense-weight'] as const) {
     if (!(args[f] >= 0) || (f === 'rrf-k' && args[f] === 0))
@@ -174,6 +180,7 @@ export async function main(argv: string[]): Promise<void> {
       cacheSize: DEFAULTS.vectorCacheSize,
     },
     maxBatchQueries: DEFAULTS.maxBatchQueries,
+    bm25Threads: args['bm25-threads'],
     transport: args.transport,
     http: {
       host: args.host,

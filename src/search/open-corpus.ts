@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
+import { Bm25Pool } from '../index/bm25/bm25-pool.js';
 import { Bm25Searcher } from '../index/bm25/bm25-searcher.js';
 import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
 import { verifyFiles, type VerifyMode } from '../index/file-integrity.js';
@@ -19,6 +20,8 @@ export interface OpenCorpus {
   readonly manifest: Manifest;
   readonly store: ChunkStore;
   readonly bm25: Bm25Searcher;
+  /** BM25 on worker threads (`bm25Threads` > 0): what hybrid queries use to overlap their two arms. */
+  readonly bm25Pool: Bm25Pool | null;
   readonly dense: DenseArm | null;
   readonly modes: SearchMode[];
   /** Resolves metadata filters to chunk sets (cached). */
@@ -48,6 +51,8 @@ export interface OpenOptions {
    */
   verify?: VerifyMode | 'auto';
   log?: Logger;
+  /** Worker threads for BM25 queries of hybrid searches; 0 (the default) searches on the calling thread. */
+  bm25Threads?: number;
 }
 
 const FULL_VERIFY_MAX_BYTES = 4 * 2 ** 30;
@@ -99,19 +104,22 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
         `${storePath} holds ${span} chunks but the manifest says ${manifest.corpus.chunks}: ${hint}`,
       );
     }
-    const bm25 = new Bm25Searcher({
+    const files = {
       postingsPath: join(dir, INDEX_FILES.postings),
       normsPath: join(dir, INDEX_FILES.norms),
-      lookupTerm: (t) => store.lookupTerm(t),
-      analyzer,
       stats: {
         docCount: manifest.bm25.doc_count,
         chunkCount: manifest.corpus.chunks,
         totalTokens: manifest.bm25.total_tokens,
       },
       params: { k1: manifest.bm25.k1, b: manifest.bm25.b },
-    });
+    };
+    const bm25 = new Bm25Searcher({ ...files, lookupTerm: (t) => store.lookupTerm(t), analyzer });
     closers.push(() => bm25.close());
+    const threads = manifest.dense ? (o.bm25Threads ?? 0) : 0; // only hybrid queries use the threads
+    const bm25Pool =
+      threads > 0 ? new Bm25Pool({ ...files, storePath }, threads, bm25, (m) => o.log?.warn(`${name}: ${m}`)) : null;
+    if (bm25Pool) closers.push(() => void bm25Pool.close());
     let dense: DenseArm | null = null;
     if (manifest.dense) {
       if (!openDense) {
@@ -128,6 +136,7 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
       manifest,
       store,
       bm25,
+      bm25Pool,
       dense,
       modes,
       filters: new FilterCache(store, manifest.corpus.chunks),

@@ -163,11 +163,21 @@ export class Retriever {
   ): Promise<SearchResult[]> {
     const depth = mode === 'hybrid' ? Math.max(this.opts.candidates, topK) : topK;
     const vectors = mode === 'bm25' ? null : this.embed(corpus, texts);
-    // the BM25 arm runs while the encoder thread works on the query vectors
-    const bm25Lists = mode === 'dense' ? null : texts.map((q) => corpus.bm25.search(q, depth, filter));
-    const vecs = vectors ? await vectors : null;
-    // a batch of queries walks the ANN graph on every core at once
-    const denseLists = vecs && corpus.dense ? corpus.dense.searchMany(vecs, depth, filter) : null;
+    // the BM25 arm runs while the encoder thread works on the query vectors and, with BM25
+    // threads, while this thread walks the HNSW graph
+    const pool = mode === 'hybrid' && !filter ? corpus.bm25Pool : null;
+    const bm25Async = pool ? Promise.all(texts.map((q) => pool.search(q, depth))) : null;
+    const bm25Inline = mode === 'dense' || bm25Async ? null : texts.map((q) => corpus.bm25.search(q, depth, filter));
+    let denseLists: ScoredHit[][] | null;
+    try {
+      const vecs = vectors ? await vectors : null;
+      // a batch of queries walks the ANN graph on every core at once
+      denseLists = vecs && corpus.dense ? corpus.dense.searchMany(vecs, depth, filter) : null;
+    } catch (err) {
+      await bm25Async?.catch(() => undefined); // leave nothing running (or rejecting unseen) behind a failed request
+      throw err;
+    }
+    const bm25Lists = bm25Async ? await bm25Async : bm25Inline;
     return texts.map((_, i) => {
       const lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }> = [];
       if (bm25Lists) lists.push({ arm: 'bm25', hits: bm25Lists[i] as ScoredHit[], weight: this.opts.weights.bm25 });

@@ -12,6 +12,8 @@ export interface LoadOptions {
   log: Logger;
   openDense?: DenseOpener;
   verify?: VerifyMode | 'auto';
+  /** BM25 worker threads per hybrid corpus (0 or absent: inline). */
+  bm25Threads?: number;
   /** Opens the query encoders of the corpora that have a dense arm, keyed by corpus name. */
   loadEncoders?: (corpora: OpenCorpus[]) => Promise<Map<string, QueryEncoder>>;
 }
@@ -25,6 +27,7 @@ export async function loadRetriever(opts: LoadOptions): Promise<Retriever> {
         ...(opts.openDense ? { openDense: opts.openDense } : {}),
         verify: opts.verify ?? 'auto',
         log: opts.log,
+        bm25Threads: opts.bm25Threads ?? 0,
       });
       opened.push(c);
       opts.log.info(

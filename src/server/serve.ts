@@ -26,6 +26,8 @@ export interface ServeConfig {
   dense: DenseArmOptions;
   batching: Omit<MicroBatchOptions, 'onBatch' | 'onQueue'>;
   maxBatchQueries: number;
+  /** BM25 worker threads per hybrid corpus. */
+  bm25Threads: number;
   transport: 'stdio' | 'http';
   http: {
     host: string;
@@ -73,6 +75,7 @@ export async function openRetriever(cfg: ServeConfig, metrics: ServerMetrics): P
     log: cfg.log,
     retriever: cfg.retriever,
     verify: cfg.verify,
+    bm25Threads: cfg.bm25Threads,
     openDense: (dir, manifest, hint) =>
       openDenseArm(dir, manifest.dense as NonNullable<typeof manifest.dense>, hint, cfg.dense),
     loadEncoders: async (corpora) => {

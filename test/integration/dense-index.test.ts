@@ -7,6 +7,7 @@ import { ANN_DEFAULTS } from '../../src/index/dense/ann.js';
 import { openDenseArm } from '../../src/index/dense/dense-arm.js';
 import { INDEX_FILES } from '../../src/index/layout.js';
 import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
+import { Retriever } from '../../src/search/retriever.js';
 import { build, writeJsonl } from '../helpers/build.js';
 import { failingAfter, openTinyEncoder } from '../helpers/encoder.js';
 import { HAS_SHARED, makeTempDir } from '../helpers/paths.js';
@@ -139,6 +140,47 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
       }
     } finally {
       c.close();
+    }
+  });
+
+  it('hybrid with the BM25 arm on worker threads returns what the inline arm returns', async () => {
+    await buildDense('annpool', { exactBelow: 0 });
+    const retriever = (threads: number) =>
+      new Retriever(
+        [
+          openCorpus(join(tmp.dir, 'idx'), 'annpool', {
+            openDense: (dir, m, hint) => openDenseArm(dir, m.dense!, hint, { mmap: true, rescoreFactor: 4 }),
+            bm25Threads: threads,
+          }),
+        ],
+        new Map([['annpool', encoder]]),
+        {
+          topK: 10,
+          maxTopK: 100,
+          maxQueryChars: 1000,
+          candidates: 50,
+          rrfK: 60,
+          weights: { bm25: 1, dense: 1 },
+          cacheSize: 0,
+        },
+      );
+    const inline = retriever(0);
+    const threaded = retriever(2);
+    try {
+      expect(threaded.corpora[0]?.bm25Pool?.liveThreads).toBe(2);
+      expect(inline.corpora[0]?.bm25Pool).toBeNull();
+      const texts = [...QUERIES, 'number 12 river', 'war film king'];
+      const one = await Promise.all(texts.map((q) => threaded.search({ query: q, mode: 'hybrid', topK: 20 })));
+      const many = await threaded.searchMany(texts, { mode: 'hybrid', topK: 20 });
+      for (const [i, q] of texts.entries()) {
+        const want = await inline.search({ query: q, mode: 'hybrid', topK: 20 });
+        expect(want.results.some((h) => h.bm25_rank !== undefined)).toBe(true);
+        expect(one[i]).toEqual(want);
+        expect(many[i]).toEqual(want);
+      }
+    } finally {
+      // the corpora only: Retriever.close would also close the shared encoder
+      for (const c of [...inline.corpora, ...threaded.corpora]) c.close();
     }
   });
 

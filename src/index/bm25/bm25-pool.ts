@@ -1,0 +1,116 @@
+import { Worker } from 'node:worker_threads';
+import { RetrieverError, type ErrorCode } from '../../errors.js';
+import type { ScoredHit } from '../../search/top-k.js';
+import type { Bm25Searcher } from './bm25-searcher.js';
+import type { FromSearchWorker, SearchWorkerInit, ToSearchWorker } from './bm25-search-worker.js';
+
+interface Pending {
+  query: string;
+  k: number;
+  resolve: (hits: ScoredHit[]) => void;
+  reject: (err: Error) => void;
+}
+
+interface Thread {
+  worker: Worker;
+  pending: Map<number, Pending>;
+  alive: boolean;
+}
+
+/**
+ * BM25 searches on worker threads, so that a hybrid query's BM25 arm runs
+ * while the main thread walks the HNSW graph (and, under load, BM25 and the
+ * dense arm use different cores). Each thread opens the index files itself.
+ * A thread that fails is dropped and its searches, and all later ones if no
+ * thread is left, run on `inline`, the main thread's searcher: a broken
+ * thread costs speed, never an answer.
+ */
+export class Bm25Pool {
+  private readonly threads: Thread[] = [];
+  private next = 0;
+  private closed = false;
+
+  constructor(
+    init: SearchWorkerInit,
+    size: number,
+    private readonly inline: Bm25Searcher,
+    private readonly warn: (message: string) => void = () => undefined,
+  ) {
+    for (let i = 0; i < size; i++) this.threads.push(this.spawn(init));
+  }
+
+  /** The k best chunks for `query`, as `Bm25Searcher.search` returns them (no filter: filtered searches stay inline). */
+  search(query: string, k: number): Promise<ScoredHit[]> {
+    const t = this.pick();
+    if (!t) return Promise.resolve(this.inline.search(query, k));
+    const id = ++this.next;
+    return new Promise<ScoredHit[]>((resolve, reject) => {
+      t.pending.set(id, { query, k, resolve, reject });
+      if (t.pending.size === 1) t.worker.ref(); // a search in flight keeps the process alive
+      const msg: ToSearchWorker = { id, query, k };
+      t.worker.postMessage(msg);
+    });
+  }
+
+  get liveThreads(): number {
+    return this.threads.filter((t) => t.alive).length;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.threads.map((t) => this.retire(t, 'the server is shutting down')));
+  }
+
+  /** The live thread with the fewest searches queued. */
+  private pick(): Thread | undefined {
+    let best: Thread | undefined;
+    for (const t of this.threads) if (t.alive && (!best || t.pending.size < best.pending.size)) best = t;
+    return best;
+  }
+
+  private spawn(init: SearchWorkerInit): Thread {
+    const worker = new Worker(workerUrl(), { workerData: init });
+    worker.unref();
+    const t: Thread = { worker, pending: new Map(), alive: true };
+    worker.on('message', (msg: FromSearchWorker) => {
+      const p = t.pending.get(msg.id);
+      if (!p) return;
+      t.pending.delete(msg.id);
+      if (t.pending.size === 0) worker.unref();
+      if ('error' in msg) {
+        p.reject(new RetrieverError(msg.error.code as ErrorCode, msg.error.message));
+        return;
+      }
+      const hits: ScoredHit[] = new Array<ScoredHit>(msg.nums.length);
+      for (let i = 0; i < msg.nums.length; i++)
+        hits[i] = { num: msg.nums[i] as number, score: msg.scores[i] as number };
+      p.resolve(hits);
+    });
+    worker.on('error', (err) => void this.retire(t, `BM25 search thread failed: ${err.message}`));
+    worker.on('exit', (code) => void this.retire(t, `BM25 search thread exited with code ${code}`));
+    return t;
+  }
+
+  /** Takes a thread out of service; what it still owed is answered inline. */
+  private async retire(t: Thread, why: string): Promise<void> {
+    if (!t.alive) return;
+    t.alive = false;
+    if (!this.closed) this.warn(`${why}; its searches run on the main thread`);
+    for (const p of t.pending.values()) {
+      try {
+        p.resolve(this.inline.search(p.query, p.k));
+      } catch (err) {
+        p.reject(err as Error);
+      }
+    }
+    t.pending.clear();
+    await t.worker.terminate();
+  }
+}
+
+function workerUrl(): URL {
+  const here = import.meta.url;
+  if (here.endsWith('.ts'))
+    return new URL(here.replace('/src/', '/dist/src/').replace(/bm25-pool\.ts$/, 'bm25-search-worker.js'));
+  return new URL('./bm25-search-worker.js', here);
+}
