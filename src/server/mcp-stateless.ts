@@ -39,6 +39,7 @@ interface Exchange {
 export class StatelessMcp {
   private readonly transport = new MuxTransport();
   private readonly ready: Promise<void>;
+  private closed = false;
 
   constructor(server: McpServer) {
     this.ready = server.connect(this.transport);
@@ -46,6 +47,16 @@ export class StatelessMcp {
 
   async handle(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     await this.ready;
+    if (this.closed) {
+      // the server's transport is gone: nothing would ever answer
+      sendJson(
+        res,
+        503,
+        { jsonrpc: '2.0', error: { code: -32000, message: 'the server is shutting down: retry shortly' }, id: null },
+        { 'retry-after': '1' },
+      );
+      return;
+    }
     const accept = req.headers.accept ?? '';
     // The spec has clients accept both; Accept is a list, so a substring test is the intended check.
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
@@ -99,6 +110,7 @@ export class StatelessMcp {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     await this.transport.close();
   }
 }

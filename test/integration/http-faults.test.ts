@@ -19,6 +19,7 @@ const tmp = makeTempDir();
 let corpus: OpenCorpus;
 let url: string;
 let close: () => Promise<void>;
+let closeMcp: () => Promise<void> = async () => {};
 let release: () => void = () => {};
 const metrics = createServerMetrics();
 
@@ -74,6 +75,7 @@ beforeAll(async () => {
     log: silentLogger,
   });
   app.attach(retriever);
+  closeMcp = async () => app.mcp()?.closeAll();
   const server = app.server;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -134,5 +136,34 @@ describe.skipIf(!HAS_SHARED)('faults while serving (stuck encoder, overload, dis
     release();
     await new Promise((r) => setTimeout(r, 350)); // their deadlines pass
     expect((await postJson(`${url}/retrieve`, { queries: ['still here'], mode: 'bm25' })).status).toBe(200);
+  });
+
+  // last: it closes the MCP layer
+  it('stateless MCP calls in flight when MCP closes get an error answer, later ones 503 at once', async () => {
+    const accept = { accept: 'application/json, text/event-stream' };
+    const call = (query: string) =>
+      postJson(
+        `${url}/mcp`,
+        {
+          jsonrpc: '2.0',
+          id: 5,
+          method: 'tools/call',
+          params: { name: 'search', arguments: { query, mode: 'dense' } },
+        },
+        accept,
+      );
+    const pending = call('waiting on the encoder');
+    await new Promise((r) => setTimeout(r, 50));
+    await closeMcp();
+    const r = await pending;
+    expect(r.status).toBe(200);
+    expect((r.json as unknown as { id: number; error: { message: string } }).id).toBe(5);
+    expect((r.json as unknown as { error: { message: string } }).error.message).toMatch(/shutting down/);
+    const t0 = performance.now();
+    const late = await call('after close');
+    expect(late.status).toBe(503);
+    expect(late.headers.get('retry-after')).toBe('1');
+    expect(performance.now() - t0).toBeLessThan(1000);
+    release();
   });
 });
