@@ -53,18 +53,33 @@ export async function importVectors(
       enabled: progressEnabled,
     });
     let renormalised = 0;
-    for (let start = writer.count; start < chunkCount; start += BATCH) {
-      const n = Math.min(BATCH, chunkCount - start);
-      const rows = src.read(start, n);
-      const vecs: Float32Array[] = [];
-      for (let i = 0; i < n; i++) {
-        const v = rows.subarray(i * src.dim, (i + 1) * src.dim);
-        if (normalizeInPlace(v)) renormalised++;
-        vecs.push(v);
+    // the disk reads the next batch and writes the last one while this thread normalises and
+    // converts the current one (the import is I/O-bound: ≈ 3 KB in and 1.5 KB out per vector)
+    const batchAt = (start: number): Promise<Float32Array> | null =>
+      start < chunkCount ? src.readAsync(start, Math.min(BATCH, chunkCount - start)) : null;
+    let next = batchAt(writer.count);
+    let writing: Promise<void> = Promise.resolve();
+    try {
+      for (let start = writer.count; next; start += BATCH) {
+        const rows = await next;
+        next = batchAt(start + BATCH);
+        const n = rows.length / src.dim;
+        const vecs: Float32Array[] = [];
+        for (let i = 0; i < n; i++) {
+          const v = rows.subarray(i * src.dim, (i + 1) * src.dim);
+          if (normalizeInPlace(v)) renormalised++;
+          vecs.push(v);
+        }
+        await writing;
+        progress.update(writer.count);
+        writing = writer.appendAsync(vecs);
       }
-      writer.append(vecs);
-      progress.update(writer.count);
+      await writing;
+    } finally {
+      // settle what is still in flight before the file is closed (an error leaves it unseen otherwise)
+      await Promise.allSettled([next, writing]);
     }
+    progress.update(writer.count);
     progress.finish();
     if (renormalised > 0)
       log.warn(`${formatCount(renormalised)} imported vectors were not unit length and were normalised`);

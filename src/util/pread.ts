@@ -1,4 +1,4 @@
-import { readSync } from 'node:fs';
+import { read, readSync, write } from 'node:fs';
 
 /**
  * Reads `length` bytes at file `position` into `buf` from its start, looping
@@ -13,4 +13,27 @@ export function preadFully(fd: number, buf: Uint8Array, length: number, position
     got += r;
   }
   return got;
+}
+
+/** `preadFully` on libuv's thread pool, so the caller's thread computes while the disk reads. */
+export async function preadFullyAsync(fd: number, buf: Uint8Array, length: number, position: number): Promise<number> {
+  let got = 0;
+  while (got < length) {
+    const r = await new Promise<number>((resolve, reject) =>
+      read(fd, buf, got, length - got, position + got, (err, n) => (err ? reject(err) : resolve(n))),
+    );
+    if (r === 0) break;
+    got += r;
+  }
+  return got;
+}
+
+/** Writes all of `buf` at file `position` on libuv's thread pool, looping over short writes. */
+export async function pwriteFullyAsync(fd: number, buf: Uint8Array, position: number): Promise<void> {
+  let off = 0;
+  while (off < buf.length) {
+    off += await new Promise<number>((resolve, reject) =>
+      write(fd, buf, off, buf.length - off, position + off, (err, n) => (err ? reject(err) : resolve(n))),
+    );
+  }
 }

@@ -103,6 +103,40 @@ describe.skipIf(!HAS_SHARED)('build-index with imported vectors', () => {
     vectors.forEach((v, i) => v.forEach((x, d) => expect(Math.abs(stored[i * v.length + d]! - x)).toBeLessThan(1e-6)));
   });
 
+  it('imports across many read-ahead batches: every row in place, normalised as it was read', async () => {
+    const n = 20_001; // two full 8,192-row batches and a partial one
+    const big = writeJsonl(
+      tmp.dir,
+      'big.jsonl',
+      Array.from({ length: n }, (_, i) => ({ id: `b${i}`, contents: `"B${i}"\nrow ${i}` })),
+    );
+    const rows = Array.from({ length: n }, (_, i) =>
+      Float32Array.from({ length: 32 }, (_, d) => Math.sin(i * 0.37 + d * 1.3) * (1 + (i % 5))),
+    );
+    await build({
+      name: 'many',
+      input: big,
+      format: 'wiki18',
+      indexDir: join(tmp.dir, 'idx'),
+      dense: createDensePhase({
+        encoder: enc,
+        source: { kind: 'local', path: '/m' },
+        vectorsDtype: 'f32',
+        ann: ANN_DEFAULTS,
+        exactBelow: 100_000,
+        annThreads: 1,
+        importFrom: { path: writeNpy(join(tmp.dir, 'many.npy'), rows), spotCheck: 0, minCosine: 0.99 },
+      }),
+    });
+    const stored = new Float32Array(readFileSync(join(tmp.dir, 'idx', 'many', INDEX_FILES.vectors)).buffer.slice(0));
+    expect(stored.length).toBe(n * 32);
+    for (const i of [0, 1, 8191, 8192, 8193, 16_383, 16_384, 20_000]) {
+      const v = rows[i]!;
+      const norm = Math.sqrt(v.reduce((s, x) => s + x * x, 0));
+      v.forEach((x, d) => expect(stored[i * 32 + d]).toBe(Math.fround(x / norm)));
+    }
+  });
+
   it('refuses vectors in another order (spot check), count or dimension', async () => {
     const shuffled = [...vectors.slice(1), vectors[0]!];
     await expect(importBuild('bad1', writeNpy(join(tmp.dir, 's.npy'), shuffled), 10)).rejects.toThrow(

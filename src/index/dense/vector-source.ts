@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { RetrieverError } from '../../errors.js';
 import { halvesToFloats } from '../../util/half.js';
-import { preadFully } from '../../util/pread.js';
+import { preadFully, preadFullyAsync } from '../../util/pread.js';
 
 /**
  * Streams precomputed embeddings from the files users already have:
@@ -20,6 +20,8 @@ export interface VectorSource {
   readonly dim: number;
   /** Rows [from, from + n) as float32. */
   read(from: number, n: number): Float32Array;
+  /** `read` with the disk read on libuv's thread pool (read-ahead while the caller works). */
+  readAsync(from: number, n: number): Promise<Float32Array>;
   close(): void;
 }
 
@@ -132,11 +134,26 @@ class FileVectorSource implements VectorSource {
   }
 
   read(from: number, n: number): Float32Array {
-    const bpv = this.layout.dtype === 'f32' ? 4 : 2;
-    const bytes = new Uint8Array(n * this.dim * bpv); // offset 0: safe to view as floats
-    const got = preadFully(this.fd, bytes, bytes.length, this.layout.offset + from * this.dim * bpv);
+    const bytes = new Uint8Array(n * this.dim * this.bpv); // offset 0: safe to view as floats
+    return this.decode(from, bytes, preadFully(this.fd, bytes, bytes.length, this.position(from)));
+  }
+
+  async readAsync(from: number, n: number): Promise<Float32Array> {
+    const bytes = new Uint8Array(n * this.dim * this.bpv);
+    return this.decode(from, bytes, await preadFullyAsync(this.fd, bytes, bytes.length, this.position(from)));
+  }
+
+  private get bpv(): number {
+    return this.layout.dtype === 'f32' ? 4 : 2;
+  }
+
+  private position(row: number): number {
+    return this.layout.offset + row * this.dim * this.bpv;
+  }
+
+  private decode(from: number, bytes: Uint8Array, got: number): Float32Array {
     if (got < bytes.length)
-      throw new RetrieverError('BAD_INPUT', `${this.path} ended early at row ${from + got / (this.dim * bpv)}`);
+      throw new RetrieverError('BAD_INPUT', `${this.path} ended early at row ${from + got / (this.dim * this.bpv)}`);
     if (this.layout.dtype === 'f32') return new Float32Array(bytes.buffer);
     return halvesToFloats(new Uint16Array(bytes.buffer));
   }

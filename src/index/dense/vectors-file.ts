@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { RetrieverError } from '../../errors.js';
 import { floatsToHalves, halfTable, halvesToFloats } from '../../util/half.js';
-import { preadFully } from '../../util/pread.js';
+import { preadFully, pwriteFullyAsync } from '../../util/pread.js';
 
 /**
  * Raw row-major vectors, one row per chunk num, no header (dtype, dim and
@@ -47,6 +47,17 @@ export class VectorWriter {
     let off = 0;
     while (off < buf.length)
       off += writeSync(this.fd, buf, off, buf.length - off, this.rows * rowBytes(this.dim, this.dtype) + off);
+    this.rows += vectors.length;
+  }
+
+  /**
+   * `append` with the disk write on libuv's thread pool: the rows are encoded
+   * now, and `count` moves on when the write has landed. Await each call
+   * before the next (rows go at the end of what is written).
+   */
+  async appendAsync(vectors: readonly Float32Array[]): Promise<void> {
+    const buf = encodeRows(vectors, this.dim, this.dtype);
+    await pwriteFullyAsync(this.fd, buf, this.rows * rowBytes(this.dim, this.dtype));
     this.rows += vectors.length;
   }
 
