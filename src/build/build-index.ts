@@ -66,6 +66,8 @@ interface IngestResult {
   documents: number;
   chunks: number;
   tokens: number;
+  /** What `tokens` counts: the chunker's tokenizer when documents were split, else BERT words. */
+  tokenizer: string;
   sourceSha256: string;
   bm25: Bm25BuildStats;
 }
@@ -137,7 +139,8 @@ export async function buildIndex(opts: BuildOptions): Promise<BuildSummary> {
     chunker: {
       size: opts.chunkSize,
       overlap: opts.chunkSize > 0 ? opts.chunkOverlap : 0,
-      tokenizer: opts.dense?.counter.id ?? 'words',
+      // a state file from an older build resumed here has no tokenizer: then it was the encoder's
+      tokenizer: (ing.tokenizer as string | undefined) ?? opts.dense?.counter.id ?? wordCounter.id,
     },
     bm25: {
       analyzer: createEnglishAnalyzer().id,
@@ -196,6 +199,7 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
   });
   let tokens = 0;
   let bytesRead = 0;
+  let split = false; // did any document go through the token-budget splitter (else counts are words)
   const counts = (): string => `${formatCount(writer.documentCount)} docs ${formatCount(writer.chunkCount)} chunks`;
   try {
     const docs = readCorpus(opts.format, input, {
@@ -207,6 +211,7 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
     for await (const doc of docs) {
       const docNum = writer.addDocument(doc);
       const suffixIds = opts.chunkSize > 0 && !doc.verbatim;
+      if (suffixIds) split = true;
       for (const piece of chunkDocument(doc, chunking)) {
         const num = writer.addChunk({
           id: suffixIds ? `${doc.id}#${piece.position}` : doc.id,
@@ -245,6 +250,7 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
       documents: writer.documentCount,
       chunks: writer.chunkCount,
       tokens,
+      tokenizer: split ? counter.id : wordCounter.id,
       sourceSha256: hash.digest('hex'),
       bm25: stats,
     };

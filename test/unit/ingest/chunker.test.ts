@@ -45,6 +45,34 @@ describe('chunkDocument', () => {
     });
   });
 
+  it('counts unsplit chunks in words, whatever the splitting counter (no budget to keep)', () => {
+    // our own counter, far from a word count: one token per character
+    const perChar: TokenCounter = {
+      id: 'chars',
+      words: (t) => wordCounter.words(t).map((w) => ({ ...w, tokens: w.end - w.start })),
+      count: (t) => t.length,
+    };
+    const doc = {
+      id: '1',
+      title: 'T',
+      text: 'a body of words',
+      verbatim: { contents: '"T"\na body of words', bodyStart: 4 },
+    };
+    const [verbatim] = chunkDocument(doc, { size: 100, overlap: 0, counter: perChar });
+    expect(verbatim?.nTokens).toBe(count(wordCounter, '"T"\na body of words'));
+    const [whole] = chunkDocument(
+      { id: '2', title: 'T', text: 'a body of words' },
+      { size: 0, overlap: 0, counter: perChar },
+    );
+    expect(whole?.nTokens).toBe(count(wordCounter, '"T"\na body of words'));
+    // documents that are split still spend the splitting counter's budget
+    const [split] = chunkDocument(
+      { id: '3', title: 'T', text: 'a body of words' },
+      { size: 100, overlap: 0, counter: perChar },
+    );
+    expect(split?.nTokens).toBeGreaterThan(count(wordCounter, '"T"\na body of words'));
+  });
+
   it('packs whole sentences up to the size, title line included, with sentence overlap', () => {
     const text = Array.from({ length: 12 }, (_, i) => sentence(i, 20)).join(' ');
     const pieces = chunkDocument(
