@@ -148,7 +148,8 @@ class AnnArm implements DenseArm {
   searchMany(queries: readonly Float32Array[], k: number, filter?: ChunkFilter): ScoredHit[][] {
     if (filter || queries.length < 2) return queries.map((q) => this.search(q, k, filter));
     for (const q of queries) checkDim(q, this.vectors.dim);
-    const cands = this.ann.searchMany(queries, this.depth(k), this.threads);
+    // no more threads than queries: USearch starts each one per call
+    const cands = this.ann.searchMany(queries, this.depth(k), Math.min(this.threads, queries.length));
     return queries.map((q, i) => this.rescore(q, cands[i] as number[], k));
   }
 
