@@ -7,7 +7,7 @@
  * faiss Flat) on the same vectors and passages, dense like Search-R1's.
  * Reports QPS, p50/p99 and errors (wrk's timeout is 60 s).
  *
- *   npm run build && node dist/bench/load.js [--connections 256 --seconds 60] [--peer-python PY]
+ *   npm run build && node dist/bench/load.js [--connections 256 --seconds 60] [--peer-python PY] [--route mcp]
  *
  * `--model DIR --tag NAME` runs the same load with another encoder (its own
  * index and vectors, no peer), e.g. the tiny e5, where a forward pass costs
@@ -31,7 +31,9 @@ const connections = Number(arg('connections', '256'));
 const seconds = Number(arg('seconds', '60'));
 const model = arg('model', BERT_BASE) as string;
 const tag = arg('tag');
-const withPeer = model === BERT_BASE;
+// --route mcp: stateless MCP tools/call on /mcp instead of Search-R1's /retrieve (no peer then)
+const route = arg('route', 'retrieve') as string;
+const withPeer = model === BERT_BASE && route === 'retrieve';
 const indexName = tag ? `load100k-${tag}` : 'load100k';
 const { corpus, vectors } = loadIndexInputs(model);
 const venvPython = join(BENCH_DATA, 'peer-venv', 'bin', 'python');
@@ -42,7 +44,18 @@ const queries = loadRealQuestions();
 const rows: Array<Record<string, string | number>> = [];
 
 async function measure(server: string, mode: string, batching: string, url: string): Promise<void> {
-  const w = runWrk(url, '/retrieve', queries, `{"queries":[QUERY],"topk":3,"mode":"${mode}"}`, connections, seconds);
+  const w =
+    route === 'mcp' && server === 'retriever-mcp'
+      ? runWrk(
+          url,
+          '/mcp',
+          queries,
+          `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":QUERY,"top_k":3,"mode":"${mode}"}}}`,
+          connections,
+          seconds,
+          { Accept: 'application/json, text/event-stream' },
+        )
+      : runWrk(url, '/retrieve', queries, `{"queries":[QUERY],"topk":3,"mode":"${mode}"}`, connections, seconds);
   const row: Record<string, string | number> = {
     server,
     mode,
@@ -106,7 +119,7 @@ const peerRatio = peer
   ? qps('retriever-mcp', 'dense', 'on') / qps('Search-R1-style (FastAPI+torch+faiss Flat)', 'dense', 'none')
   : NaN;
 printTable(
-  `/retrieve, 100k chunks, encoder ${model} on CPU, result cache off; hybrid batching on/off QPS ${ratio.toFixed(2)}×; dense ours/peer QPS ${peerRatio.toFixed(2)}×`,
+  `${route === 'mcp' ? '/mcp (stateless tools/call)' : '/retrieve'}, 100k chunks, encoder ${model} on CPU, result cache off; hybrid batching on/off QPS ${ratio.toFixed(2)}×; dense ours/peer QPS ${peerRatio.toFixed(2)}×`,
   rows,
 );
 writeResult(tag ? `load-${tag}` : 'load', {

@@ -27,6 +27,7 @@ export function runWrk(
   body: string,
   connections: number,
   seconds: number,
+  headers: Record<string, string> = {},
 ): WrkResult {
   const dir = join(BENCH_DATA, 'wrk');
   mkdirSync(dir, { recursive: true });
@@ -42,7 +43,9 @@ for line in io.lines(${JSON.stringify(qfile)}) do qs[#qs + 1] = line end
 local pre, post = ${luaString(pre)}, ${luaString(post)}
 math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
 request = function()
-  return wrk.format("POST", ${luaString(path)}, {["Content-Type"] = "application/json"}, pre .. qs[math.random(#qs)] .. post)
+  return wrk.format("POST", ${luaString(path)}, {${Object.entries({ 'Content-Type': 'application/json', ...headers })
+    .map(([k, v]) => `[${luaString(k)}] = ${luaString(v)}`)
+    .join(', ')}}, pre .. qs[math.random(#qs)] .. post)
 end
 `,
   );
