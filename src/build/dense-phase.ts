@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Encoder } from '../encoder/encoder.js';
-import { AnnBuilder, defaultExpansionSearch, type AnnParams } from '../index/dense/ann.js';
+import { AnnBuilder, defaultConnectivity, defaultExpansionSearch, type AnnParams } from '../index/dense/ann.js';
 import { VectorReader, VectorWriter, type VectorDtype } from '../index/dense/vectors-file.js';
 import { INDEX_FILES } from '../index/layout.js';
 import type { DenseManifest, EncoderSource } from '../index/manifest.js';
@@ -14,8 +14,8 @@ export interface DensePhaseOptions {
   encoder: Encoder;
   source: EncoderSource;
   vectorsDtype: VectorDtype;
-  /** expansionSearch omitted: defaultExpansionSearch(chunks). */
-  ann: Omit<AnnParams, 'expansionSearch'> & { expansionSearch?: number };
+  /** connectivity / expansionSearch omitted: defaultConnectivity(chunks) / defaultExpansionSearch(chunks, M). */
+  ann: Omit<AnnParams, 'expansionSearch' | 'connectivity'> & { connectivity?: number; expansionSearch?: number };
   /** Corpora with at most this many chunks are searched exactly and get no ANN graph. */
   exactBelow: number;
   /** Threads for HNSW construction (0 = all cores). */
@@ -70,9 +70,11 @@ async function runDense(
   rmSync(annPath, { force: true });
   let ann: DenseManifest['ann'] = null;
   if (ctx.chunkCount > opts.exactBelow) {
+    const connectivity = opts.ann.connectivity ?? defaultConnectivity(ctx.chunkCount);
     const params: AnnParams = {
       ...opts.ann,
-      expansionSearch: opts.ann.expansionSearch ?? defaultExpansionSearch(ctx.chunkCount),
+      connectivity,
+      expansionSearch: opts.ann.expansionSearch ?? defaultExpansionSearch(ctx.chunkCount, connectivity),
     };
     buildAnn(opts, params, vectorsPath, ctx, annPath);
     files.push(INDEX_FILES.ann);

@@ -105,7 +105,7 @@ export async function main(argv: string[]): Promise<void> {
       default: 20_000,
       describe: 'corpora with at most this many chunks are searched exactly (no HNSW)',
     })
-    .option('ann-m', { type: 'number', default: ANN_DEFAULTS.connectivity, describe: 'HNSW M (graph degree)' })
+    .option('ann-m', { type: 'number', describe: 'HNSW M, the graph degree (default 24 up to 1M chunks, 16 above)' })
     .option('ann-ef-construction', {
       type: 'number',
       default: ANN_DEFAULTS.expansionAdd,
@@ -113,7 +113,7 @@ export async function main(argv: string[]): Promise<void> {
     })
     .option('ann-ef-search', {
       type: 'number',
-      describe: `HNSW efSearch stored in the index (default ${ANN_DEFAULTS.expansionSearch}, 768 above 1M chunks)`,
+      describe: `HNSW efSearch stored in the index (default 128 with M ≥ 24 and ${ANN_DEFAULTS.expansionSearch} below, 768 above 1M chunks)`,
     })
     .option('ann-quantization', {
       choices: ['f32', 'f16', 'i8'] as const,
@@ -250,7 +250,7 @@ interface DenseArgs {
   offline: boolean;
   'vectors-dtype': 'f32' | 'f16';
   'exact-below': number;
-  'ann-m': number;
+  'ann-m': number | undefined;
   'ann-ef-construction': number;
   'ann-ef-search': number | undefined;
   'ann-quantization': 'f32' | 'f16' | 'i8';
@@ -271,7 +271,7 @@ async function openDensePhase(
   checkInt('--encoder-threads', args['encoder-threads'], 0, 256);
   checkInt('--max-length', args['max-length'], 8, 8192);
   checkInt('--exact-below', args['exact-below'], 0, 2 ** 31);
-  checkInt('--ann-m', args['ann-m'], 2, 256);
+  if (args['ann-m'] !== undefined) checkInt('--ann-m', args['ann-m'], 2, 256);
   checkInt('--ann-ef-construction', args['ann-ef-construction'], 1, 4096);
   if (args['ann-ef-search'] !== undefined) checkInt('--ann-ef-search', args['ann-ef-search'], 1, 4096);
   checkInt('--ann-threads', args['ann-threads'], 0, 256);
@@ -317,7 +317,7 @@ async function openDensePhase(
         }
       : {}),
     ann: {
-      connectivity: args['ann-m'],
+      ...(args['ann-m'] !== undefined ? { connectivity: args['ann-m'] } : {}),
       expansionAdd: args['ann-ef-construction'],
       ...(args['ann-ef-search'] !== undefined ? { expansionSearch: args['ann-ef-search'] } : {}),
       quantization: args['ann-quantization'],

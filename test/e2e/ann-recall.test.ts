@@ -73,12 +73,13 @@ describe.skipIf(!HAS_SHARED)('eval --ann-recall (tiny-e5, real USearch graph)', 
     }
   });
 
-  it('stores the size-based default efSearch when the build names none', () => {
+  it('stores the size-based default M and efSearch when the build names neither', () => {
     const manifest = JSON.parse(readFileSync(join(indexDir, 'graph', 'manifest.json'), 'utf8')) as {
-      dense: { ann: { expansion_search: number } };
+      dense: { ann: { expansion_search: number; connectivity: number } };
     };
     expect(manifest.dense.ann.expansion_search).toBe(defaultExpansionSearch(1585));
-    expect(manifest.dense.ann.expansion_search).toBe(384);
+    expect(manifest.dense.ann.connectivity).toBe(24);
+    expect(manifest.dense.ann.expansion_search).toBe(128);
   });
 
   it('explains that an exactly searched corpus has nothing to measure', () => {

@@ -184,6 +184,26 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
     }
   });
 
+  it('a build that leaves M and efSearch to the defaults records the size-based shape', async () => {
+    const dense = createDensePhase({
+      encoder,
+      source: { kind: 'local', path: '/models/tiny' },
+      vectorsDtype: 'f32',
+      ann: { expansionAdd: 64, quantization: 'i8' },
+      exactBelow: 0,
+      annThreads: 1,
+    });
+    const s = await build({ name: 'annshape', input, format: 'wiki18', indexDir: join(tmp.dir, 'idx'), dense });
+    expect(s.manifest.dense?.ann).toMatchObject({ connectivity: 24, expansion_search: 128, expansion_add: 64 });
+    const c = open('annshape');
+    try {
+      const [q] = await encoder.embedQueries(['river city bridge']);
+      expect(c.dense!.search(q as Float32Array, 10)).toHaveLength(10);
+    } finally {
+      c.close();
+    }
+  });
+
   it('filters apply inside the dense arm, before top-k', async () => {
     const c = open('exact');
     try {

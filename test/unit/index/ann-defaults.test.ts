@@ -1,11 +1,24 @@
 import { describe, expect, it } from 'vitest';
-import { ANN_DEFAULTS, defaultExpansionSearch } from '../../../src/index/dense/ann.js';
+import { ANN_DEFAULTS, defaultConnectivity, defaultExpansionSearch } from '../../../src/index/dense/ann.js';
 
-describe('default efSearch', () => {
-  it('is 384 up to 1M chunks and doubles above, where recall at 384 drops below 0.95', () => {
-    expect(defaultExpansionSearch(0)).toBe(ANN_DEFAULTS.expansionSearch);
-    expect(defaultExpansionSearch(1_000_000)).toBe(384);
+describe('default HNSW shape', () => {
+  it('is a denser graph walked narrower up to 1M chunks (M 24, efSearch 128)', () => {
+    expect(defaultConnectivity(20_001)).toBe(24);
+    expect(defaultConnectivity(1_000_000)).toBe(24);
+    expect(defaultExpansionSearch(1_000_000)).toBe(128);
+    expect(defaultExpansionSearch(500_000, 24)).toBe(128);
+  });
+
+  it('keeps M 16 above 1M chunks (wiki-18 within 20 GB) with efSearch 768', () => {
+    expect(defaultConnectivity(1_000_001)).toBe(ANN_DEFAULTS.connectivity);
+    expect(defaultConnectivity(21_015_324)).toBe(16);
     expect(defaultExpansionSearch(1_000_001)).toBe(768);
     expect(defaultExpansionSearch(21_015_324)).toBe(768);
+    expect(defaultExpansionSearch(21_015_324, 24)).toBe(768);
+  });
+
+  it('gives a graph built with M 16 by hand (--ann-m 16) the efSearch M 16 needs', () => {
+    expect(defaultExpansionSearch(1_000_000, 16)).toBe(ANN_DEFAULTS.expansionSearch);
+    expect(ANN_DEFAULTS.expansionSearch).toBe(384);
   });
 });
