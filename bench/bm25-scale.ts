@@ -9,20 +9,19 @@
  */
 import { existsSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { arg, BENCH_DATA, printTable, ROOT, writeResult } from './lib/common.js';
+import { arg, BENCH_DATA, printTable, ROOT, sizeLabel, writeResult } from './lib/common.js';
 import { runBuildIndex, runCommand, runProbe } from './lib/child.js';
 
 const sizes = (arg('sizes', '100000,500000,2000000') as string).split(',').map(Number);
 const indexDir = arg('index-dir', join(BENCH_DATA, 'indexes')) as string;
-const label = (n: number): string => (n >= 1e6 ? `${n / 1e6}m` : `${n / 1e3}k`);
 const rows: Array<Record<string, string | number>> = [];
 
 for (const n of sizes) {
-  const input = join(BENCH_DATA, `gen-${label(n)}.jsonl`);
+  const input = join(BENCH_DATA, `gen-${sizeLabel(n)}.jsonl`);
   if (!existsSync(input)) {
     runCommand(process.execPath, [join(ROOT, 'dist/bench/gen-corpus.js'), '--passages', String(n), '--out', input]);
   }
-  const name = `gen-${label(n)}`;
+  const name = `gen-${sizeLabel(n)}`;
   rmSync(join(indexDir, name), { force: true });
   const b = runBuildIndex([
     '--name',

@@ -11,11 +11,12 @@
  */
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { arg, BENCH_DATA, printTable, ROOT, writeResult } from './lib/common.js';
-import { runCommand, runProbe } from './lib/child.js';
+import { runProbe } from './lib/child.js';
+import { arg, BENCH_DATA, printTable, ROOT, sizeLabel, writeResult } from './lib/common.js';
+import { runIvfPq, type IvfPqFiles } from './lib/ivfpq.js';
 
 const n = Number(arg('size', '1000000'));
-const label = n >= 1e6 ? `${n / 1e6}m` : `${n / 1e3}k`;
+const label = sizeLabel(n);
 const py = arg('python', '/usr/bin/python3') as string;
 const efs = arg('efs', '64,128,256,384') as string;
 const nprobe = arg('nprobe', '8,16,32,64,128') as string;
@@ -33,39 +34,13 @@ for (const need of [join(indexDir, name), vectors, queries, truth]) {
   }
 }
 
-const peer = (phase: string): string[] => [
-  join(ROOT, 'bench/ann_peer.py'),
-  '--engine',
-  'faiss-ivfpq',
-  '--phase',
-  phase,
-  '--base',
-  vectors,
-  '--offset',
-  '8',
-  '--queries',
-  queries,
-  '--truth',
-  truth,
-  '--index',
-  ivf,
-  '--batch',
-  '100',
-  '--threads',
-  '2',
-  '--nprobe',
-  nprobe,
-];
+const faissFiles: IvfPqFiles = { vectors, queries, truth, index: ivf, nprobe, dim: 768 };
 let faissBuild: Record<string, unknown> | null = null;
 if (!existsSync(ivf)) {
   process.stderr.write(`training and filling ${ivf} (Debian faiss + OpenBLAS: about 10 minutes at 1M)\n`);
-  faissBuild = JSON.parse(runCommand(py, peer('build')).stdout.trim().split('\n').pop() ?? '{}') as Record<
-    string,
-    unknown
-  >;
+  faissBuild = runIvfPq(py, 'build', faissFiles).json;
 }
-const faiss = runCommand(py, peer('serve'));
-const faissOut = JSON.parse(faiss.stdout.trim().split('\n').pop() ?? '{}') as {
+const faissOut = runIvfPq(py, 'serve', faissFiles).json as {
   rssServingMiB: number;
   rows: Array<{ efSearch: number; recall5: number; recall10: number; qps: number }>;
 };

@@ -13,9 +13,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { exactSearch, MetricKind } from 'usearch';
 import { defaultExpansionSearch } from '../src/index/dense/ann.js';
-import { arg, BENCH_DATA, printTable, ROOT, writeResult } from './lib/common.js';
+import { arg, BENCH_DATA, printTable, ROOT, sizeLabel, writeResult } from './lib/common.js';
 import { runBuildIndex, runCommand, runProbe } from './lib/child.js';
 import { rssOf, startServer } from './lib/server.js';
+import { runIvfPq } from './lib/ivfpq.js';
 import { ensureVectors, readVectors } from './lib/vectors.js';
 
 const sizes = (arg('sizes', '1000000,2000000') as string).split(',').map(Number);
@@ -25,10 +26,9 @@ const dim = 768;
 const dir = join(BENCH_DATA, 'scale');
 const indexDir = join(dir, 'indexes');
 mkdirSync(dir, { recursive: true });
-const label = (n: number): string => (n >= 1e6 ? `${n / 1e6}m` : `${n / 1e3}k`);
 
 async function corpusOf(n: number): Promise<string> {
-  const path = join(BENCH_DATA, `gen-${label(n)}.jsonl`);
+  const path = join(BENCH_DATA, `gen-${sizeLabel(n)}.jsonl`);
   if (existsSync(path)) return path;
   const big = join(BENCH_DATA, 'gen-2m.jsonl');
   if (!existsSync(big))
@@ -55,11 +55,11 @@ ensureVectors(queriesPath, 'clustered', 1000, dim, 22);
 const rows: Array<Record<string, string | number>> = [];
 const details: Record<string, unknown> = {};
 for (const n of sizes) {
-  const name = `scale${label(n)}`;
+  const name = `scale${sizeLabel(n)}`;
   const corpus = await corpusOf(n);
-  const vectors = join(dir, `vec-${label(n)}.fbin`);
+  const vectors = join(dir, `vec-${sizeLabel(n)}.fbin`);
   ensureVectors(vectors, 'clustered', n, dim, 21, true);
-  const truthPath = join(dir, `truth-${label(n)}.i32`);
+  const truthPath = join(dir, `truth-${sizeLabel(n)}.i32`);
   if (!existsSync(truthPath)) {
     writeFileSync(truthPath, exactTop10(vectors, readVectors(queriesPath, dim), n));
   }
@@ -141,41 +141,14 @@ for (const n of sizes) {
 
 // faiss IVF1024,PQ96 on the largest size, batch 100 (DeepSearch-RL's setting)
 const n = sizes[sizes.length - 1] as number;
-const vectors = join(dir, `vec-${label(n)}.fbin`);
-const ivf = join(dir, `ivfpq-${label(n)}.faiss`);
-const truthPath = join(dir, `truth-${label(n)}.i32`);
-const peer = (phase: string): string[] => [
-  join(ROOT, 'bench/ann_peer.py'),
-  '--engine',
-  'faiss-ivfpq',
-  '--phase',
-  phase,
-  '--base',
-  vectors,
-  '--offset',
-  '8',
-  '--queries',
-  queriesPath,
-  '--truth',
-  truthPath,
-  '--index',
-  ivf,
-  '--dim',
-  String(dim),
-  '--batch',
-  '100',
-  '--nprobe',
-  '8,16,32,64',
-];
+const vectors = join(dir, `vec-${sizeLabel(n)}.fbin`);
+const ivf = join(dir, `ivfpq-${sizeLabel(n)}.faiss`);
+const truthPath = join(dir, `truth-${sizeLabel(n)}.i32`);
 // --faiss false skips it (Debian's generic faiss build needs 10+ minutes to train IVF1024,PQ96)
 let faiss: { build: Record<string, unknown>; serve: { rows?: unknown[] } } | null = null;
 if (arg('faiss', 'true') !== 'false') {
-  const fb = runCommand(py, peer('build'));
-  const fs = runCommand(py, peer('serve'));
-  faiss = {
-    build: JSON.parse(fb.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>,
-    serve: JSON.parse(fs.stdout.trim().split('\n').pop() ?? '{}') as { rows?: unknown[] },
-  };
+  const files = { vectors, queries: queriesPath, truth: truthPath, index: ivf, nprobe: '8,16,32,64', dim };
+  faiss = { build: runIvfPq(py, 'build', files).json, serve: runIvfPq(py, 'serve', files).json };
 }
 printTable(
   `wiki-18 scale (generated data), i8 HNSW memory-mapped, f16 vectors on disk, efSearch ${sizes.map(defaultExpansionSearch).join(' / ')} (the build default per size)`,
@@ -183,7 +156,7 @@ printTable(
 );
 if (faiss) {
   printTable(
-    `faiss IVF1024,PQ96 on the same ${label(n)} vectors, batch 100, 2 threads`,
+    `faiss IVF1024,PQ96 on the same ${sizeLabel(n)} vectors, batch 100, 2 threads`,
     (faiss.serve.rows ?? []) as Array<Record<string, number>>,
   );
 }

@@ -12,6 +12,11 @@ export const SHARED = resolve(process.env['RETRIEVER_MCP_SHARED'] ?? join(ROOT, 
 export const BENCH_DATA = join(ROOT, 'bench', 'data');
 export const BENCH_RESULTS = join(ROOT, 'bench', 'results');
 
+/** "100k", "1m", "2m": how bench data files name a corpus size. */
+export function sizeLabel(n: number): string {
+  return n >= 1e6 ? `${n / 1e6}m` : `${n / 1e3}k`;
+}
+
 /** mulberry32: a small seeded PRNG so generated data is identical on every run. */
 export function prng(seed: number): () => number {
   let a = seed >>> 0;
