@@ -78,10 +78,10 @@ describe.skipIf(!HAS_SHARED)('build-index with imported vectors', () => {
     return path;
   }
 
-  const importBuild = (name: string, path: string, spotCheck = 0) =>
+  const importBuild = (name: string, path: string, spotCheck = 0, over: { input?: string; exactBelow?: number } = {}) =>
     build({
       name,
-      input,
+      input: over.input ?? input,
       format: 'wiki18',
       indexDir: join(tmp.dir, 'idx'),
       dense: createDensePhase({
@@ -89,7 +89,7 @@ describe.skipIf(!HAS_SHARED)('build-index with imported vectors', () => {
         source: { kind: 'local', path: '/m' },
         vectorsDtype: 'f32',
         ann: ANN_DEFAULTS,
-        exactBelow: 1000,
+        exactBelow: over.exactBelow ?? 1000,
         annThreads: 1,
         importFrom: { path, spotCheck, minCosine: 0.99 },
       }),
@@ -113,21 +113,7 @@ describe.skipIf(!HAS_SHARED)('build-index with imported vectors', () => {
     const rows = Array.from({ length: n }, (_, i) =>
       Float32Array.from({ length: 32 }, (_, d) => Math.sin(i * 0.37 + d * 1.3) * (1 + (i % 5))),
     );
-    await build({
-      name: 'many',
-      input: big,
-      format: 'wiki18',
-      indexDir: join(tmp.dir, 'idx'),
-      dense: createDensePhase({
-        encoder: enc,
-        source: { kind: 'local', path: '/m' },
-        vectorsDtype: 'f32',
-        ann: ANN_DEFAULTS,
-        exactBelow: 100_000,
-        annThreads: 1,
-        importFrom: { path: writeNpy(join(tmp.dir, 'many.npy'), rows), spotCheck: 0, minCosine: 0.99 },
-      }),
-    });
+    await importBuild('many', writeNpy(join(tmp.dir, 'many.npy'), rows), 0, { input: big, exactBelow: 100_000 });
     const stored = new Float32Array(readFileSync(join(tmp.dir, 'idx', 'many', INDEX_FILES.vectors)).buffer.slice(0));
     expect(stored.length).toBe(n * 32);
     for (const i of [0, 1, 8191, 8192, 8193, 16_383, 16_384, 20_000]) {
