@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../util/log.js';
 import { sendJson } from './http-util.js';
-import { StatelessMcp } from './mcp-stateless.js';
+import { jsonRpcError, StatelessMcp } from './mcp-stateless.js';
 
 export interface McpHttpOptions {
   /** Never issue session ids: every POST /mcp stands alone. */
@@ -164,8 +164,4 @@ function header(req: IncomingMessage, name: string): string | undefined {
 function isInitialize(body: unknown): boolean {
   const msgs = Array.isArray(body) ? body : [body];
   return msgs.some((m) => typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'initialize');
-}
-
-function jsonRpcError(code: number, message: string): unknown {
-  return { jsonrpc: '2.0', error: { code, message }, id: null };
 }

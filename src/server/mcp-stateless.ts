@@ -49,12 +49,7 @@ export class StatelessMcp {
     await this.ready;
     if (this.closed) {
       // the server's transport is gone: nothing would ever answer
-      sendJson(
-        res,
-        503,
-        { jsonrpc: '2.0', error: { code: -32000, message: 'the server is shutting down: retry shortly' }, id: null },
-        { 'retry-after': '1' },
-      );
+      reject(res, 503, -32000, 'the server is shutting down: retry shortly', { 'retry-after': '1' });
       return;
     }
     const accept = req.headers.accept ?? '';
@@ -143,22 +138,26 @@ class MuxTransport implements Transport {
     const p = typeof id === 'number' ? this.pending.get(id) : undefined;
     if (!p) return;
     this.pending.delete(id as number);
-    p.exchange.answers[p.slot] = { ...message, id: p.clientId };
-    if (--p.exchange.left === 0) p.exchange.done(p.exchange.answers);
+    settle(p, { ...message, id: p.clientId });
   }
 
   async close(): Promise<void> {
     for (const p of this.pending.values()) {
-      p.exchange.answers[p.slot] = {
+      settle(p, {
         jsonrpc: '2.0',
         id: p.clientId,
         error: { code: -32000, message: 'the server is shutting down: retry on another instance' },
-      };
-      if (--p.exchange.left === 0) p.exchange.done(p.exchange.answers);
+      });
     }
     this.pending.clear();
     this.onclose?.();
   }
+}
+
+/** Puts a request's answer in its slot; the exchange is done when every slot is filled. */
+function settle(p: Pending, answer: JSONRPCMessage): void {
+  p.exchange.answers[p.slot] = answer;
+  if (--p.exchange.left === 0) p.exchange.done(p.exchange.answers);
 }
 
 /*
@@ -184,6 +183,17 @@ function isRequest(m: JSONRPCMessage): m is JSONRPCRequest {
   return 'method' in m && 'id' in m;
 }
 
-function reject(res: ServerResponse, status: number, code: number, message: string): void {
-  sendJson(res, status, { jsonrpc: '2.0', error: { code, message }, id: null });
+/** A JSON-RPC error that answers no particular request (id null). */
+export function jsonRpcError(code: number, message: string): unknown {
+  return { jsonrpc: '2.0', error: { code, message }, id: null };
+}
+
+function reject(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Record<string, string> = {},
+): void {
+  sendJson(res, status, jsonRpcError(code, message), headers);
 }
