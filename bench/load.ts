@@ -44,18 +44,16 @@ const queries = loadRealQuestions();
 const rows: Array<Record<string, string | number>> = [];
 
 async function measure(server: string, mode: string, batching: string, url: string): Promise<void> {
-  const w =
+  // the peer only speaks /retrieve
+  const [path, body, headers] =
     route === 'mcp' && server === 'retriever-mcp'
-      ? runWrk(
-          url,
+      ? [
           '/mcp',
-          queries,
           `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"search","arguments":{"query":QUERY,"top_k":3,"mode":"${mode}"}}}`,
-          connections,
-          seconds,
           { Accept: 'application/json, text/event-stream' },
-        )
-      : runWrk(url, '/retrieve', queries, `{"queries":[QUERY],"topk":3,"mode":"${mode}"}`, connections, seconds);
+        ]
+      : ['/retrieve', `{"queries":[QUERY],"topk":3,"mode":"${mode}"}`, {}];
+  const w = runWrk(url, path, queries, body, connections, seconds, headers);
   const row: Record<string, string | number> = {
     server,
     mode,
