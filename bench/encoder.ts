@@ -2,7 +2,10 @@
  * Encoder throughput on CPU for a BERT-base-shaped ONNX graph (random
  * weights: the FLOPs of e5-base-v2, none of its knowledge; made by
  * bench/make_bert_onnx.py). Query latency at batch 1, passages/s at batch
- * 1/32/128, and the achieved FLOP rate against the cores' peak.
+ * 1/32/128, and the achieved FLOP rate against the cores' peak. Then
+ * queries/s for micro-batches of real questions (as the server's batcher
+ * hands them over): one by one, one batch padded to its longest, and cut into
+ * batches of similar length (the default, `planBatches`).
  *
  *   /usr/bin/python3 bench/make_bert_onnx.py --out bench/data/bert-base-random
  *   npm run build && node dist/bench/encoder.js [--model bench/data/bert-base-random] [--device cpu]
@@ -49,23 +52,37 @@ const cores = cpus().length;
 const mhz = cpus()[0]?.speed || Number(/cpu MHz\s*:\s*([\d.]+)/.exec(cpuinfo())?.[1] ?? 0);
 const peak = cores * mhz * 1e6 * 32;
 
-for (const batch of [1, 32, 128]) {
-  const { encoder } = await openEncoder(
-    {
-      model: 'bert-base-random',
-      modelPath: modelDir,
-      variant: 'fp32',
-      revision: 'main',
-      device,
-      threads: 0,
-      batchSize: batch,
-      maxLength: 512,
-      pooling: 'mean',
-      queryPrefix: 'query: ',
-      passagePrefix: 'passage: ',
-    },
-    hub,
-  );
+const open = async (batchSize: number, maxPadding?: number) =>
+  (
+    await openEncoder(
+      {
+        model: 'bert-base-random',
+        modelPath: modelDir,
+        variant: 'fp32',
+        revision: 'main',
+        device,
+        threads: 0,
+        batchSize,
+        maxPadding,
+        maxLength: 512,
+        pooling: 'mean',
+        queryPrefix: 'query: ',
+        passagePrefix: 'passage: ',
+      },
+      hub,
+    )
+  ).encoder;
+
+// passages: batches padded to their longest (as this table has always measured), then the default
+// cut into batches of similar length (`planBatches`), as build-index runs them
+const settings: Array<[number, number | undefined]> = [
+  [1, Infinity],
+  [32, Infinity],
+  [128, Infinity],
+  [128, undefined],
+];
+for (const [batch, maxPadding] of settings) {
+  const encoder = await open(batch, maxPadding);
   // the same passages at every batch size, handed over at once as build-index hands over a
   // window: the encoder sorts them by length and pads each batch to its own longest
   const sample = passages.slice(0, 256);
@@ -78,7 +95,7 @@ for (const batch of [1, 32, 128]) {
   const flops = (toks * flopsPerToken(avg)) / secs;
   const row: Record<string, string | number> = {
     device,
-    batch,
+    batch: maxPadding === undefined ? `${batch}, similar lengths` : batch,
     'passages/s': sample.length / secs,
     'avg tokens': Math.round(avg),
     'tokens/s': Math.round(toks / secs),
@@ -103,7 +120,55 @@ printTable(
   `BERT-base-shaped ONNX encoder (random weights), ${cores} cores, peak ≈ ${(peak / 1e9).toFixed(0)} GFLOP/s fp32`,
   rows,
 );
-writeResult(`encoder-${device}`, { modelDir, cores, peakGflops: peak / 1e9, flopsPerToken: flopsPerToken(128), rows });
+
+// Micro-batches of real questions, drawn at random (questions run 9 to 155 tokens), the same
+// batches for every way of running them; the modes alternate per round so drift hits all alike.
+const BATCH = Number(arg('query-batch', '56'));
+const ROUNDS = Number(arg('rounds', '6'));
+const all = loadRealQuestions();
+let seed = 7;
+const rnd = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647;
+const batches = Array.from({ length: ROUNDS }, () =>
+  Array.from({ length: BATCH }, () => all[Math.floor(rnd() * all.length)] as string),
+);
+const planned = await open(64);
+const padded = await open(64, Infinity);
+const modes: Array<[string, (b: string[]) => Promise<unknown>]> = [
+  [
+    'one by one',
+    async (b) => {
+      for (const q of b) await planned.embedQueries([q]);
+    },
+  ],
+  ['one batch, padded to its longest', (b) => padded.embedQueries(b)],
+  ['batches of similar length (default)', (b) => planned.embedQueries(b)],
+];
+await planned.embedQueries(batches[0]?.slice(0, 4) ?? []); // warm
+await padded.embedQueries(batches[0]?.slice(0, 4) ?? []);
+const secs = new Map<string, number>();
+for (const b of batches) {
+  for (const [name, run] of modes) {
+    const t = performance.now();
+    await run(b);
+    secs.set(name, (secs.get(name) ?? 0) + (performance.now() - t) / 1000);
+  }
+}
+await planned.close();
+await padded.close();
+const one = (BATCH * ROUNDS) / (secs.get('one by one') as number);
+const queryRows = modes.map(([name]) => {
+  const qps = (BATCH * ROUNDS) / (secs.get(name) as number);
+  return { device, 'micro-batch': BATCH, mode: name, 'queries/s': qps, 'vs one by one': `${(qps / one).toFixed(2)}×` };
+});
+printTable(`Query micro-batches of ${BATCH} real questions, ${ROUNDS} rounds`, queryRows);
+writeResult(`encoder-${device}`, {
+  modelDir,
+  cores,
+  peakGflops: peak / 1e9,
+  flopsPerToken: flopsPerToken(128),
+  rows,
+  queryRows,
+});
 
 function cpuinfo(): string {
   try {

@@ -1,5 +1,6 @@
 import { RetrieverError } from '../errors.js';
 import type { ModelFiles } from './model-files.js';
+import { planBatches } from './batch-plan.js';
 import { OnnxSession, type Device } from './onnx-session.js';
 import { clsPool, l2Normalize, meanPool } from './pooling.js';
 import { WordPieceTokenizer } from './wordpiece.js';
@@ -11,12 +12,15 @@ export interface EmbedCoreOptions {
   threads: number;
   maxLength: number;
   batchSize: number;
+  /** Padded ÷ real tokens a batch may reach (`planBatches`). */
+  maxPadding: number;
   pooling: Pooling;
 }
 
 /**
  * tokenize → run → pool → normalise, with length bucketing: texts are sorted
- * by token count and each batch is padded only to its own longest text.
+ * by token count and cut into batches of similar length (`planBatches`),
+ * each padded only to its own longest text.
  * Runs wherever the session lives (the encoder worker thread).
  */
 export class EmbedCore {
@@ -57,10 +61,13 @@ export class EmbedCore {
       .map((_, i) => i)
       .sort((a, b) => (encoded[a] as number[]).length - (encoded[b] as number[]).length || a - b);
     const out: Float32Array[] = new Array<Float32Array>(texts.length);
-    for (let s = 0; s < order.length; s += this.opts.batchSize) {
-      const idx = order.slice(s, s + this.opts.batchSize);
+    const lengths = order.map((i) => (encoded[i] as number[]).length);
+    let start = 0;
+    for (const end of planBatches(lengths, this.opts.batchSize, this.opts.maxPadding)) {
+      const idx = order.slice(start, end);
       const vecs = await this.runBatch(idx.map((i) => encoded[i] as number[]));
       idx.forEach((i, j) => (out[i] = vecs[j] as Float32Array));
+      start = end;
     }
     return out;
   }

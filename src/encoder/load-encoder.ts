@@ -20,6 +20,8 @@ export interface EncoderChoice {
   device: Device;
   threads: number;
   batchSize: number;
+  /** Padded ÷ real tokens an encoder batch may reach (default MAX_PADDING_RATIO). */
+  maxPadding?: number;
   maxLength: number;
   pooling: Pooling;
   queryPrefix: string;
@@ -78,6 +80,7 @@ export async function openEncoder(
     device: choice.device,
     threads: choice.threads,
     batchSize: choice.batchSize,
+    maxPadding: choice.maxPadding,
     maxLength: Math.min(choice.maxLength, m.files.maxPositions),
     pooling: choice.pooling,
     queryPrefix: choice.queryPrefix,

@@ -1,5 +1,6 @@
 import { RetrieverError } from '../errors.js';
 import type { TokenCounter } from '../ingest/chunker.js';
+import { MAX_PADDING_RATIO } from './batch-plan.js';
 import type { Pooling } from './embed-core.js';
 import type { Encoder, EncoderSettings } from './encoder.js';
 import { encoderId } from './encoder.js';
@@ -17,6 +18,8 @@ export interface OnnxEncoderOptions {
   /** ONNX Runtime intra-op threads; 0 = one per core. */
   threads: number;
   batchSize: number;
+  /** Padding a batch may carry, as padded ÷ real tokens (default MAX_PADDING_RATIO). */
+  maxPadding?: number;
   maxLength: number;
   pooling: Pooling;
   queryPrefix: string;
@@ -90,6 +93,7 @@ export class OnnxEncoder implements Encoder {
         threads: opts.threads,
         maxLength: opts.maxLength,
         batchSize: opts.batchSize,
+        maxPadding: opts.maxPadding ?? MAX_PADDING_RATIO,
         pooling: opts.pooling,
       },
     };
