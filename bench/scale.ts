@@ -6,7 +6,7 @@
  * recall against exact search, BM25/hybrid latency (encoder excluded), and
  * faiss IVF1024,PQ96 (the DeepSearch-RL setting) on the same vectors.
  *
- *   npm run build && node dist/bench/scale.js [--sizes 1000000,2000000]
+ *   npm run build && node dist/bench/scale.js [--sizes 1000000,2000000] [--ann-m 16] [--faiss false]
  */
 import { createReadStream, createWriteStream, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,6 +22,10 @@ import { ensureVectors, readVectors } from './lib/vectors.js';
 const sizes = (arg('sizes', '1000000,2000000') as string).split(',').map(Number);
 const model = arg('model', join(BENCH_DATA, 'bert-base-random')) as string;
 const py = arg('python', '/usr/bin/python3') as string;
+// the graph's M (default: build-index's by size); `--ann-m 16` below 1M gives the recall curve of
+// the graph corpora above 1M get
+const annM = arg('ann-m');
+const defaultEf = (n: number): number => defaultExpansionSearch(n, annM ? Number(annM) : undefined);
 const dim = 768;
 const dir = join(BENCH_DATA, 'scale');
 const indexDir = join(dir, 'indexes');
@@ -80,6 +84,7 @@ for (const n of sizes) {
     'f16',
     '--ann-quantization',
     'i8',
+    ...(annM ? ['--ann-m', annM] : []),
   ]);
   const ingestS = phaseSeconds(b.stderr, `ingest ${name}`);
   const importS = phaseSeconds(b.stderr, 'import vectors');
@@ -110,11 +115,10 @@ for (const n of sizes) {
     '--efs',
     '32,64,128,384,768',
     '--hybrid-ef', // BM25 and hybrid are timed at the default build-index stores for this size
-    String(defaultExpansionSearch(n)),
+    String(defaultEf(n)),
   ]);
   details[name] = { build: b, probe };
-  const dense =
-    (probe['dense'] as Array<Record<string, number>>).find((d) => d['efSearch'] === defaultExpansionSearch(n)) ?? {};
+  const dense = (probe['dense'] as Array<Record<string, number>>).find((d) => d['efSearch'] === defaultEf(n)) ?? {};
   rows.push({
     passages: n,
     'build s': b.wallS,
@@ -129,7 +133,7 @@ for (const n of sizes) {
     'ready s': srv.readyMs / 1000,
     'RSS at ready MiB': Math.round(rssReady),
     'probe RSS MiB': Math.round(probe['rssAfterMiB'] as number),
-    'default ef': defaultExpansionSearch(n),
+    'default ef': defaultEf(n),
     'dense R@10': dense['recall10'] ?? NaN,
     'dense p50 ms': dense['p50ms'] ?? NaN,
     'BM25 p50 ms': probe['bm25P50ms'] as number,
@@ -151,7 +155,7 @@ if (arg('faiss', 'true') !== 'false') {
   faiss = { build: runIvfPq(py, 'build', files).json, serve: runIvfPq(py, 'serve', files).json };
 }
 printTable(
-  `wiki-18 scale (generated data), i8 HNSW memory-mapped, f16 vectors on disk, efSearch ${sizes.map(defaultExpansionSearch).join(' / ')} (the build default per size)`,
+  `wiki-18 scale (generated data), i8 HNSW memory-mapped, f16 vectors on disk, efSearch ${sizes.map(defaultEf).join(' / ')} (the build default per size)`,
   rows,
 );
 if (faiss) {
