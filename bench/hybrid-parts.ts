@@ -54,18 +54,20 @@ const retriever = new Retriever([corpus], new Map([[name, enc]]), {
   cacheSize: 0,
 });
 
+const pool = corpus.bm25Pool;
 const parts: Record<string, (i: number) => unknown> = {
   'BM25 arm (top 100)': (i) => corpus.bm25.search(texts[i] as string, 100),
+  ...(pool ? { 'BM25 arm split with a thread': (i: number) => pool.search(texts[i] as string, 100) } : {}),
   'HNSW walk (400 candidates)': (i) => ann.search(vec(i), 400),
   'dense arm (walk + re-score 400 → 100)': (i) => dense.search(vec(i), 100),
 };
-for (let i = 0; i < Math.min(50, nq); i++) for (const f of Object.values(parts)) f(i); // warm
+for (let i = 0; i < Math.min(50, nq); i++) for (const f of Object.values(parts)) await f(i); // warm
 const rows: Array<Record<string, string | number>> = [];
 for (const [part, f] of Object.entries(parts)) {
   const lat: number[] = [];
   for (let i = 0; i < nq; i++) {
     const t = performance.now();
-    f(i);
+    await f(i);
     lat.push(performance.now() - t);
   }
   const s = summarize(lat);

@@ -43,7 +43,8 @@ const SERVE_OPTIONS = {
   'bm25-threads': {
     type: 'number',
     default: DEFAULTS.bm25Threads,
-    describe: 'worker threads running the BM25 arm of hybrid queries beside the dense arm (0 = inline)',
+    describe:
+      'BM25 worker threads: each unfiltered BM25 or hybrid query scores half its chunk range on one while the main thread scores the other half (0 = all inline)',
   },
   mmap: {
     type: 'boolean',

@@ -20,7 +20,7 @@ export interface OpenCorpus {
   readonly manifest: Manifest;
   readonly store: ChunkStore;
   readonly bm25: Bm25Searcher;
-  /** BM25 on worker threads (`bm25Threads` > 0): what hybrid queries use to overlap their two arms. */
+  /** BM25 worker threads (`bm25Threads` > 0): unfiltered BM25 and hybrid searches split their chunk range with one. */
   readonly bm25Pool: Bm25Pool | null;
   readonly dense: DenseArm | null;
   readonly modes: SearchMode[];
@@ -51,7 +51,7 @@ export interface OpenOptions {
    */
   verify?: VerifyMode | 'auto';
   log?: Logger;
-  /** Worker threads for BM25 queries of hybrid searches; 0 (the default) searches on the calling thread. */
+  /** Worker threads that take half the chunk range of unfiltered BM25 and hybrid searches; 0 (the default) searches on the calling thread. */
   bm25Threads?: number;
 }
 
@@ -116,7 +116,7 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
     };
     const bm25 = new Bm25Searcher({ ...files, lookupTerm: (t) => store.lookupTerm(t), analyzer });
     closers.push(() => bm25.close());
-    const threads = manifest.dense ? (o.bm25Threads ?? 0) : 0; // only hybrid queries use the threads
+    const threads = o.bm25Threads ?? 0;
     const bm25Pool =
       threads > 0 ? new Bm25Pool({ ...files, storePath }, threads, bm25, (m) => o.log?.warn(`${name}: ${m}`)) : null;
     if (bm25Pool) closers.push(() => void bm25Pool.close());

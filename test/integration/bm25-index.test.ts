@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { mergeHits } from '../../src/index/bm25/bm25-searcher.js';
 import { INDEX_FILES } from '../../src/index/layout.js';
 import { openCorpus } from '../../src/search/open-corpus.js';
 import { build, writeJsonl } from '../helpers/build.js';
@@ -127,6 +128,38 @@ describe('BM25 index on disk', () => {
           ).toEqual(allowed.map((h) => h.num));
         }
       }
+    } finally {
+      corpus.close();
+    }
+  });
+
+  it('searches over parts of the chunk range merge into exactly the whole search (hits and scores)', async () => {
+    // the BM25 pool splits a search at the middle: the thread's half and the main thread's half
+    // must merge into the very list one search returns, on both selection paths and at any cut
+    const docs = Array.from({ length: 400 }, (_, i) => {
+      const words = Array.from({ length: 8 + (i % 9) }, (_, j) => VOCAB[(i * 5 + j * 7) % VOCAB.length] as string);
+      if (i % 97 === 3) words.push('zebra');
+      return words.join(' ');
+    });
+    const corpus = await buildCorpus(docs);
+    try {
+      for (const q of ['zebra', 'zebra river', 'river bank fishing', 'paris running boat money of the']) {
+        for (const k of [1, 5, 50, 400]) {
+          const whole = corpus.bm25.search(q, k);
+          for (const cut of [0, 1, 97, 200, 399, 400]) {
+            const parts = [
+              corpus.bm25.search(q, k, undefined, { from: 0, to: cut }),
+              corpus.bm25.search(q, k, undefined, { from: cut, to: 400 }),
+            ];
+            parts[0]?.forEach((h) => expect(h.num).toBeLessThan(cut));
+            parts[1]?.forEach((h) => expect(h.num).toBeGreaterThanOrEqual(cut));
+            expect(mergeHits(parts, k), `${q} k=${k} cut=${cut}`).toEqual(whole);
+          }
+        }
+      }
+      // an empty or inverted range scores nothing
+      expect(corpus.bm25.search('river', 10, undefined, { from: 50, to: 50 })).toEqual([]);
+      expect(corpus.bm25.search('river', 10, undefined, { from: 60, to: 50 })).toEqual([]);
     } finally {
       corpus.close();
     }

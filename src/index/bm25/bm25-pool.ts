@@ -1,12 +1,13 @@
 import { Worker } from 'node:worker_threads';
 import { RetrieverError, type ErrorCode } from '../../errors.js';
 import type { ScoredHit } from '../../search/top-k.js';
-import type { Bm25Searcher } from './bm25-searcher.js';
+import { mergeHits, type Bm25Searcher, type NumRange } from './bm25-searcher.js';
 import type { FromSearchWorker, SearchWorkerInit, ToSearchWorker } from './bm25-search-worker.js';
 
 interface Pending {
   query: string;
   k: number;
+  range: NumRange;
   resolve: (hits: ScoredHit[]) => void;
   reject: (err: Error) => void;
 }
@@ -18,9 +19,11 @@ interface Thread {
 }
 
 /**
- * BM25 searches on worker threads, so that a hybrid query's BM25 arm runs
- * while the main thread walks the HNSW graph (and, under load, BM25 and the
- * dense arm use different cores). Each thread opens the index files itself.
+ * BM25 searches shared with worker threads, so that a hybrid query's BM25 arm
+ * runs on two cores and beside the HNSW walk: a thread scores the upper half
+ * of the chunk range while the main thread scores the lower half, then walks
+ * the graph (under load, BM25 and the dense arm spread over the cores). Each
+ * thread opens the index files itself.
  * A thread that fails is dropped and its searches, and all later ones if no
  * thread is left, run on `inline`, the main thread's searcher: a broken
  * thread costs speed, never an answer.
@@ -39,17 +42,28 @@ export class Bm25Pool {
     for (let i = 0; i < size; i++) this.threads.push(this.spawn(init));
   }
 
-  /** The k best chunks for `query`, as `Bm25Searcher.search` returns them (no filter: filtered searches stay inline). */
+  /**
+   * The k best chunks for `query`, exactly as `Bm25Searcher.search` returns
+   * them (no filter: filtered searches stay inline). The upper half of the
+   * chunk range goes to a thread; the lower half is searched here and now,
+   * before this returns, so the caller's next work (the dense arm) overlaps
+   * only the thread's half. The two lists merge into the whole search's
+   * hits and scores (`mergeHits`).
+   */
   search(query: string, k: number): Promise<ScoredHit[]> {
     const t = this.pick();
     if (!t) return Promise.resolve(this.inline.search(query, k));
-    const id = ++this.next;
-    return new Promise<ScoredHit[]>((resolve, reject) => {
-      t.pending.set(id, { query, k, resolve, reject });
-      if (t.pending.size === 1) t.worker.ref(); // a search in flight keeps the process alive
-      const msg: ToSearchWorker = { id, query, k };
-      t.worker.postMessage(msg);
-    });
+    const n = this.inline.chunkCount;
+    const mid = n >>> 1;
+    const upper = this.post(t, query, k, { from: mid, to: n });
+    let lower: ScoredHit[];
+    try {
+      lower = this.inline.search(query, k, undefined, { from: 0, to: mid });
+    } catch (err) {
+      upper.catch(() => undefined); // nothing left rejecting unseen
+      return Promise.reject(err as Error);
+    }
+    return upper.then((hits) => mergeHits([lower, hits], k));
   }
 
   get liveThreads(): number {
@@ -59,6 +73,16 @@ export class Bm25Pool {
   async close(): Promise<void> {
     this.closed = true;
     await Promise.all(this.threads.map((t) => this.retire(t, 'the server is shutting down')));
+  }
+
+  private post(t: Thread, query: string, k: number, range: NumRange): Promise<ScoredHit[]> {
+    const id = ++this.next;
+    return new Promise<ScoredHit[]>((resolve, reject) => {
+      t.pending.set(id, { query, k, range, resolve, reject });
+      if (t.pending.size === 1) t.worker.ref(); // a search in flight keeps the process alive
+      const msg: ToSearchWorker = { id, query, k, range };
+      t.worker.postMessage(msg);
+    });
   }
 
   /** The live thread with the fewest searches queued. */
@@ -98,7 +122,7 @@ export class Bm25Pool {
     if (!this.closed) this.warn(`${why}; its searches run on the main thread`);
     for (const p of t.pending.values()) {
       try {
-        p.resolve(this.inline.search(p.query, p.k));
+        p.resolve(this.inline.search(p.query, p.k, undefined, p.range));
       } catch (err) {
         p.reject(err as Error);
       }

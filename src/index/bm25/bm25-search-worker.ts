@@ -2,14 +2,15 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { RetrieverError } from '../../errors.js';
 import { ChunkStore } from '../../store/chunk-store.js';
 import { createEnglishAnalyzer } from '../../text/analyzer.js';
-import { Bm25Searcher, type Bm25Stats } from './bm25-searcher.js';
+import { Bm25Searcher, type Bm25Stats, type NumRange } from './bm25-searcher.js';
 import type { Bm25Params } from './scoring.js';
 
 /**
  * A BM25 query thread: opens the corpus's term dictionary (SQLite, read-only)
- * and postings itself and answers searches, so the BM25 arm of a hybrid query
- * runs while the main thread walks the HNSW graph. Same searcher, same bytes:
- * its hits are the ones an inline search returns.
+ * and postings itself and answers searches over a range of chunk nums, so a
+ * hybrid query's BM25 arm is split between it and the main thread. Same
+ * searcher, same bytes: its hits are the ones an inline search of that range
+ * returns.
  */
 export interface SearchWorkerInit {
   storePath: string;
@@ -19,7 +20,8 @@ export interface SearchWorkerInit {
   params: Bm25Params;
 }
 
-export type ToSearchWorker = { id: number; query: string; k: number };
+/** One search over `range` of the chunk nums (the pool's half of a split search). */
+export type ToSearchWorker = { id: number; query: string; k: number; range: NumRange };
 
 export type FromSearchWorker =
   { id: number; nums: Uint32Array; scores: Float64Array } | { id: number; error: { code: string; message: string } };
@@ -38,7 +40,7 @@ if (port) {
   });
   port.on('message', (msg: ToSearchWorker) => {
     try {
-      const hits = searcher.search(msg.query, msg.k);
+      const hits = searcher.search(msg.query, msg.k, undefined, msg.range);
       const nums = new Uint32Array(hits.length);
       const scores = new Float64Array(hits.length);
       hits.forEach((h, i) => {

@@ -15,6 +15,12 @@ export interface Bm25Stats {
   totalTokens: number;
 }
 
+/** A half-open range of chunk nums, [from, to). */
+export interface NumRange {
+  from: number;
+  to: number;
+}
+
 export interface TermLookup {
   (term: string): { df: number; offset: number; nbytes: number } | undefined;
 }
@@ -63,14 +69,23 @@ export class Bm25Searcher {
     return qtf;
   }
 
+  get chunkCount(): number {
+    return this.opts.stats.chunkCount;
+  }
+
   /**
    * The k best chunks for `query`. Chunks outside `filter`, when given, are
-   * never scored: filters apply before top-k.
+   * never scored: filters apply before top-k. With `range`, only chunks in
+   * it are scored: every chunk's score is the same sum, in the same order, as
+   * in a search of the whole index, so the k best of the k best of each part
+   * of a partition (`mergeHits`) are exactly the whole search's k best.
    */
-  search(query: string, k: number, filter?: ChunkFilter): ScoredHit[] {
+  search(query: string, k: number, filter?: ChunkFilter, range?: NumRange): ScoredHit[] {
     const allow = filter?.bits;
     const n = this.opts.stats.chunkCount;
-    if (k <= 0 || n === 0) return [];
+    const from = Math.max(0, range?.from ?? 0);
+    const to = Math.min(n, range?.to ?? n);
+    if (k <= 0 || from >= to) return [];
     const acc = (this.acc ??= new Float32Array(n));
     const norms = this.norms;
     const table = this.normTable;
@@ -124,6 +139,9 @@ export class Bm25Searcher {
             shift += 7;
           }
         }
+        // docs ascend within a list: before the range, skip; past it, the list is done
+        if (doc < from) continue;
+        if (doc >= to) break;
         if (allow !== undefined && (((allow[doc >>> 3] as number) >>> (doc & 7)) & 1) === 0) continue;
         const s =
           tf === 1
@@ -143,9 +161,9 @@ export class Bm25Searcher {
     if (scan) {
       // docs come in ascending order, so one whose score equals the k-th
       // never displaces it (ties go to the smaller num)
-      const top = new TopK(Math.min(k, n));
+      const top = new TopK(Math.min(k, to - from));
       let thr = 0;
-      for (let doc = 0; doc < n; doc++) {
+      for (let doc = from; doc < to; doc++) {
         const s = acc[doc] as number;
         if (s > thr) {
           top.push(s, doc);
@@ -153,7 +171,7 @@ export class Bm25Searcher {
           if (t > thr) thr = t;
         }
       }
-      acc.fill(0);
+      acc.fill(0, from, to);
       return top.result();
     }
     const top = new TopK(Math.min(k, touchedCount));
@@ -189,4 +207,19 @@ export class Bm25Searcher {
     this.touched = next;
     return next;
   }
+}
+
+/** The k best of several hit lists (each best first), ties to the smaller num, as `TopK` orders them. */
+export function mergeHits(lists: readonly ScoredHit[][], k: number): ScoredHit[] {
+  const top = new TopK(
+    Math.max(
+      0,
+      Math.min(
+        k,
+        lists.reduce((s, l) => s + l.length, 0),
+      ),
+    ),
+  );
+  for (const list of lists) for (const h of list) if (top.accepts(h.score, h.num)) top.push(h.score, h.num);
+  return top.result();
 }
