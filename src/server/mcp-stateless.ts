@@ -198,8 +198,8 @@ function isJsonRpcMessage(m: unknown): boolean {
  * Protocol's own request handler (`_onrequest`, which the guard would call
  * next with the same arguments). It is not public API: where a future SDK
  * lacks it, messages take the guarded path (`onmessage`) as before, and
- * `test/e2e/http-server.test.ts` fails on the pinned SDK if this ever stops
- * being taken.
+ * `test/unit/server/mcp-stateless.test.ts` fails on the pinned SDK if this
+ * path is ever not taken.
  */
 function requestDispatcher(server: McpServer): Transport['onmessage'] {
   const protocol = server.server as unknown as { _onrequest?: (m: JSONRPCMessage, extra?: unknown) => void };

@@ -211,15 +211,8 @@ export class Bm25Searcher {
 
 /** The k best of several hit lists (each best first), ties to the smaller num, as `TopK` orders them. */
 export function mergeHits(lists: readonly ScoredHit[][], k: number): ScoredHit[] {
-  const top = new TopK(
-    Math.max(
-      0,
-      Math.min(
-        k,
-        lists.reduce((s, l) => s + l.length, 0),
-      ),
-    ),
-  );
+  const total = lists.reduce((sum, list) => sum + list.length, 0);
+  const top = new TopK(Math.max(0, Math.min(k, total)));
   for (const list of lists) for (const h of list) if (top.accepts(h.score, h.num)) top.push(h.score, h.num);
   return top.result();
 }
