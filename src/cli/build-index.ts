@@ -10,7 +10,7 @@ import { CORPUS_FORMATS, type CorpusFormat } from '../ingest/types.js';
 import { getPreset, listPresets, type Preset } from '../presets/presets.js';
 import { createLogger, type Logger } from '../util/log.js';
 import { exitWhenDone, failUsage, runMain } from './boundary.js';
-import { checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
+import { batchPadding, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 import type { HubConfig } from '../hub/download.js';
 
 const PROG = 'build-index';
@@ -245,6 +245,7 @@ interface DenseArgs {
   'passage-prefix': string;
   device: 'cpu' | 'cuda';
   'batch-size': number;
+  'batch-padding': number;
   'encoder-threads': number;
   'cache-dir'?: string;
   offline: boolean;
@@ -284,6 +285,7 @@ async function openDensePhase(
     device: args.device,
     threads: args['encoder-threads'],
     batchSize: args['batch-size'],
+    maxPadding: batchPadding(args['batch-padding']),
     maxLength: args['max-length'],
     pooling: args.pooling,
     queryPrefix: args['query-prefix'],

@@ -8,7 +8,7 @@ import type { Retriever } from '../search/retriever.js';
 import type { ServeConfig } from '../server/serve.js';
 import { createLogger } from '../util/log.js';
 import { failUsage } from './boundary.js';
-import { checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
+import { batchPadding, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
 const PROG = 'retriever-mcp eval';
 
@@ -106,6 +106,7 @@ export async function evalMain(argv: string[]): Promise<void> {
       device: args.device,
       threads: args['encoder-threads'],
       batchSize: args['batch-size'],
+      maxPadding: batchPadding(args['batch-padding']),
       ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
     },
     dense: { mmap: true, rescoreFactor: DEFAULTS.rescoreFactor },

@@ -6,7 +6,7 @@ import { SEARCH_MODES, type SearchMode } from '../search/types.js';
 import type { ServeConfig } from '../server/serve.js';
 import { createLogger, type LogLevel } from '../util/log.js';
 import { exitWhenDone, failUsage, runMain } from './boundary.js';
-import { checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
+import { batchPadding, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
 const PROG = 'retriever-mcp';
 
@@ -164,6 +164,7 @@ export async function main(argv: string[]): Promise<void> {
       device: args.device,
       threads: args['encoder-threads'],
       batchSize: args['batch-size'],
+      maxPadding: batchPadding(args['batch-padding']),
       ...(args.model !== undefined ? { model: args.model } : {}),
       ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
       ...(args['model-variant'] !== undefined ? { variant: args['model-variant'] } : {}),
@@ -204,6 +205,8 @@ export async function main(argv: string[]): Promise<void> {
       args.device,
       '--batch-size',
       String(args['batch-size']),
+      '--batch-padding',
+      String(args['batch-padding']),
       ...(args['cache-dir'] !== undefined ? ['--cache-dir', args['cache-dir']] : []),
       ...(args.offline ? ['--offline'] : []),
       ...(args.model !== undefined ? ['--model', args.model] : []),

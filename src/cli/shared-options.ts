@@ -2,6 +2,7 @@ import { readEnv } from '../config.js';
 import { RetrieverError } from '../errors.js';
 import type { HubConfig } from '../hub/download.js';
 import type { Logger } from '../util/log.js';
+import { MAX_PADDING_RATIO } from '../encoder/batch-plan.js';
 
 /** Options both CLIs share: where models come from and how the encoder runs. */
 export const ENCODER_RUNTIME_OPTIONS = {
@@ -11,6 +12,12 @@ export const ENCODER_RUNTIME_OPTIONS = {
     describe: 'where the encoder runs (cuda needs the CUDA provider, see README)',
   },
   'batch-size': { type: 'number', default: 32, describe: 'texts per encoder batch' },
+  'batch-padding': {
+    type: 'number',
+    default: MAX_PADDING_RATIO,
+    describe:
+      'most padding an encoder batch may carry, as padded ÷ real tokens: texts are cut into batches of similar length (0 = pad each batch to its longest text, which can serve fast encoders better under load)',
+  },
   'encoder-threads': { type: 'number', default: 0, describe: 'ONNX Runtime threads (0 = one per core)' },
   'cache-dir': {
     type: 'string',
@@ -30,6 +37,15 @@ export function hubConfig(args: { 'cache-dir'?: string; offline: boolean }, log:
   };
   if (env.hfToken) cfg.token = env.hfToken;
   return cfg;
+}
+
+/** `--batch-padding` as the encoder takes it: 0 means no limit; otherwise at least 1. */
+export function batchPadding(v: number): number {
+  if (v === 0) return Infinity;
+  if (!Number.isFinite(v) || v < 1) {
+    throw new RetrieverError('BAD_INPUT', `--batch-padding must be 0 (no limit) or a ratio of at least 1, got ${v}`);
+  }
+  return v;
 }
 
 export function checkInt(flag: string, v: number, min: number, max: number): void {

@@ -16,6 +16,8 @@ export interface ServeEncoderFlags {
   device: Device;
   threads: number;
   batchSize: number;
+  /** Padded ÷ real tokens an encoder batch may reach (default MAX_PADDING_RATIO). */
+  maxPadding?: number;
 }
 
 /**
@@ -67,6 +69,7 @@ function choiceFor(m: DenseManifest, flags: ServeEncoderFlags): EncoderChoice {
     device: flags.device,
     threads: flags.threads,
     batchSize: flags.batchSize,
+    maxPadding: flags.maxPadding,
     maxLength: e.max_length,
     pooling: e.pooling,
     queryPrefix: e.query_prefix,

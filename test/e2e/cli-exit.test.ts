@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { writeJsonl } from '../helpers/build.js';
 import { runBinAsync } from '../helpers/mcp.js';
-import { BIN, makeTempDir } from '../helpers/paths.js';
+import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 
 const tmp = makeTempDir();
 afterAll(() => tmp.cleanup());
@@ -42,3 +42,22 @@ it('a failed build-index still exits with its error code', async () => {
   expect(r.status).toBe(2);
   expect(r.stderr).toMatch(/missing\.jsonl/);
 }, 40_000);
+
+it.skipIf(!HAS_SHARED)(
+  'build-index refuses a --batch-padding below 1 before it reads anything',
+  async () => {
+    const input = writeJsonl(tmp.dir, 'p.jsonl', [{ id: 'a', contents: 'Alpha\nthe first letter' }]);
+    const args = ['--name', 'pad', '--input', input, '--format', 'jsonl', '--index-dir', tmp.dir];
+    const r = await runBinAsync(BIN.build, [
+      ...args,
+      '--model-path',
+      sharedPath('models/tiny-e5'),
+      '--batch-padding',
+      '0.5',
+    ]);
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(/--batch-padding must be 0 \(no limit\) or a ratio of at least 1, got 0\.5/);
+    expect(existsSync(join(tmp.dir, 'pad', 'manifest.json'))).toBe(false);
+  },
+  40_000,
+);

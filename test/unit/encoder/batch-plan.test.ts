@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planBatches } from '../../../src/encoder/batch-plan.js';
+import { batchPadding } from '../../../src/cli/shared-options.js';
 
 function batchesOf(lengths: number[], size: number, pad: number): number[][] {
   const out: number[][] = [];
@@ -49,6 +50,17 @@ describe('planBatches (encoder batches of similar length)', () => {
           expect(full || tooPadded).toBe(true);
         }
       });
+    }
+  });
+});
+
+describe('--batch-padding', () => {
+  it('takes 0 as no limit and a ratio of at least 1, and names the flag when refusing anything else', () => {
+    expect(batchPadding(0)).toBe(Infinity);
+    expect(batchPadding(1)).toBe(1);
+    expect(batchPadding(1.1)).toBe(1.1);
+    for (const bad of [0.5, -1, Number.NaN, Infinity]) {
+      expect(() => batchPadding(bad)).toThrow(/--batch-padding must be 0 \(no limit\) or a ratio of at least 1/);
     }
   });
 });
