@@ -8,6 +8,7 @@
  * Reports QPS, p50/p99 and errors (wrk's timeout is 60 s).
  *
  *   npm run build && node dist/bench/load.js [--connections 256 --seconds 60] [--peer-python PY] [--route mcp]
+ *     [--batch-padding 0]
  *
  * `--model DIR --tag NAME` runs the same load with another encoder (its own
  * index and vectors, no peer), e.g. the tiny e5, where a forward pass costs
@@ -33,6 +34,8 @@ const model = arg('model', BERT_BASE) as string;
 const tag = arg('tag');
 // --route mcp: stateless MCP tools/call on /mcp instead of Search-R1's /retrieve (no peer then)
 const route = arg('route', 'retrieve') as string;
+// the server's --batch-padding (0 = pad each encoder batch to its longest text); its default when absent
+const batchPadding = arg('batch-padding');
 const withPeer = model === BERT_BASE && route === 'retrieve';
 const indexName = tag ? `load100k-${tag}` : 'load100k';
 const { corpus, vectors } = loadIndexInputs(model);
@@ -93,6 +96,7 @@ for (const [mode, batching] of [
     '100000',
     '--deadline-ms',
     '120000',
+    ...(batchPadding !== undefined ? ['--batch-padding', batchPadding] : []),
   ]);
   try {
     await measure('retriever-mcp', mode, batching, srv.url);
