@@ -7,13 +7,9 @@
  *   npm run build && node dist/bench/hybrid-parts.js --size 2000000 [--queries 300] [--ef 768]
  */
 import { join } from 'node:path';
-import { openDenseArm } from '../src/index/dense/dense-arm.js';
-import { openCorpus } from '../src/search/open-corpus.js';
-import { Retriever } from '../src/search/retriever.js';
-import type { QueryEncoder } from '../src/search/types.js';
-import { arg, BENCH_DATA, printTable, summarize, writeResult } from './lib/common.js';
+import { arg, BENCH_DATA, printTable, sizeLabel, summarize, writeResult } from './lib/common.js';
 import { loadRealQuestions } from './lib/queries.js';
-import { sizeLabel } from './lib/common.js';
+import { benchRetriever, openBenchCorpus, precomputedEncoder } from './lib/retriever.js';
 import { readVectors } from './lib/vectors.js';
 
 const n = Number(arg('size', '2000000'));
@@ -27,32 +23,13 @@ const qv = readVectors(join(dir, 'q1000.f32'), dim);
 const texts = loadRealQuestions().slice(0, nq);
 const vec = (i: number): Float32Array => qv.slice(i * dim, (i + 1) * dim);
 
-const corpus = openCorpus(join(dir, 'indexes'), name, {
-  openDense: (d, m, hint) =>
-    openDenseArm(d, m.dense!, hint, {
-      mmap: true,
-      rescoreFactor: 4,
-      ...(ef ? { expansionSearch: Number(ef) } : {}),
-    }),
-  verify: 'sizes',
+const corpus = openBenchCorpus(join(dir, 'indexes'), name, {
+  ...(ef ? { ef: Number(ef) } : {}),
   bm25Threads,
 });
 const dense = corpus.dense!;
 const ann = (dense as unknown as { ann: { search: (q: Float32Array, k: number) => { nums: number[] } } }).ann;
-const enc: QueryEncoder = {
-  id: 'precomputed',
-  dim,
-  embedQueries: async (ts) => ts.map((t) => vec(texts.indexOf(t))),
-};
-const retriever = new Retriever([corpus], new Map([[name, enc]]), {
-  topK: 10,
-  maxTopK: 100,
-  maxQueryChars: 8192,
-  candidates: 100,
-  rrfK: 60,
-  weights: { bm25: 1, dense: 1 },
-  cacheSize: 0,
-});
+const retriever = benchRetriever(corpus, precomputedEncoder(texts, qv, dim), 10);
 
 const pool = corpus.bm25Pool;
 const parts: Record<string, (i: number) => unknown> = {

@@ -10,9 +10,6 @@
  *   npm run build && node dist/bench/overhead.js [--requests 2000] [--route mcp|rest]
  */
 import type { AddressInfo } from 'node:net';
-import { openDenseArm } from '../src/index/dense/dense-arm.js';
-import { openCorpus } from '../src/search/open-corpus.js';
-import { Retriever } from '../src/search/retriever.js';
 import type { QueryEncoder } from '../src/search/types.js';
 import { createHttpApp } from '../src/server/http-app.js';
 import { createServerMetrics } from '../src/server/metrics.js';
@@ -20,14 +17,12 @@ import { silentLogger } from '../src/util/log.js';
 import { arg, printTable, summarize, writeResult } from './lib/common.js';
 import { ensureLoadIndex, LOAD_INDEX_DIR } from './lib/load-index.js';
 import { loadRealQuestions } from './lib/queries.js';
+import { benchRetriever, openBenchCorpus } from './lib/retriever.js';
 import { makeGenerator } from './lib/vectors.js';
 
 const N = Number(arg('requests', '2000'));
 ensureLoadIndex();
-const corpus = openCorpus(LOAD_INDEX_DIR, 'load100k', {
-  openDense: (dir, m, hint) => openDenseArm(dir, m.dense!, hint, { mmap: true, rescoreFactor: 4 }),
-  verify: 'sizes',
-});
+const corpus = openBenchCorpus(LOAD_INDEX_DIR, 'load100k');
 // query vectors drawn up front: sampling a clustered vector costs ≈ 0.2 ms, which is the stub's time, not the server's
 const gen = makeGenerator('clustered', 768, 99);
 const pool = Array.from({ length: 512 }, () => gen());
@@ -55,15 +50,7 @@ bm25.search = wrap(bm25.search.bind(bm25));
 const dense = corpus.dense!;
 dense.searchMany = wrap(dense.searchMany.bind(dense)); // the retriever's entry to the dense arm
 
-const retriever = new Retriever([corpus], new Map([['load100k', stub]]), {
-  topK: 3,
-  maxTopK: 100,
-  maxQueryChars: 8192,
-  candidates: 100,
-  rrfK: 60,
-  weights: { bm25: 1, dense: 1 },
-  cacheSize: 0,
-});
+const retriever = benchRetriever(corpus, stub, 3);
 const app = createHttpApp({
   http: { allowedOrigins: [], corsOrigins: [], maxBodyBytes: 1 << 20 },
   admission: { maxInFlight: 1024, deadlineMs: 30_000 },

@@ -7,12 +7,9 @@
  * graph walked on every core), BM25 and hybrid latency, and resident memory.
  */
 import { readFileSync } from 'node:fs';
-import { openDenseArm } from '../src/index/dense/dense-arm.js';
-import { openCorpus } from '../src/search/open-corpus.js';
-import { Retriever } from '../src/search/retriever.js';
-import type { QueryEncoder } from '../src/search/types.js';
 import { arg, rssMiB, summarize } from './lib/common.js';
 import { loadRealQuestions } from './lib/queries.js';
+import { benchRetriever, openBenchCorpus, precomputedEncoder } from './lib/retriever.js';
 import { readVectors } from './lib/vectors.js';
 
 const indexDir = arg('index-dir') as string;
@@ -27,18 +24,13 @@ const efs = (arg('efs', '16,32,64,128') as string).split(',').map(Number);
 const hybridEf = Number(arg('hybrid-ef', String(efs[efs.length - 1])));
 const texts = loadRealQuestions().slice(0, nq);
 const bm25Threads = Number(arg('bm25-threads', '1'));
-const rowOf = new Map(texts.map((t, i) => [t, i]));
 
 const out: Record<string, unknown> = { rssStartMiB: rssMiB() };
 const recall: Array<Record<string, number>> = [];
 for (const ef of efs) {
   const t0 = performance.now();
-  const c = openCorpus(indexDir, name, {
-    openDense: (dir, m, hint) =>
-      openDenseArm(dir, m.dense!, hint, { mmap: true, rescoreFactor: 4, expansionSearch: ef }),
-    verify: 'sizes',
-    bm25Threads, // hybrid's BM25 arm on a worker thread beside the dense arm, as the server does
-  });
+  // hybrid's BM25 arm split with a worker thread, as the server does
+  const c = openBenchCorpus(indexDir, name, { ef, bm25Threads });
   const openMs = performance.now() - t0;
   const dense = c.dense!;
   for (let i = 0; i < Math.min(100, nq); i++) dense.search(qv.subarray(i * dim, (i + 1) * dim), 10); // warm
@@ -84,20 +76,7 @@ for (const ef of efs) {
   });
   if (ef === hybridEf) {
     // BM25 and hybrid with the real questions; query vectors come from the generated set
-    const enc: QueryEncoder = {
-      id: 'precomputed',
-      dim,
-      embedQueries: async (ts) => ts.map((t) => qv.slice((rowOf.get(t) ?? 0) * dim, ((rowOf.get(t) ?? 0) + 1) * dim)),
-    };
-    const r = new Retriever([c], new Map([[name, enc]]), {
-      topK: 10,
-      maxTopK: 100,
-      maxQueryChars: 8192,
-      candidates: 100,
-      rrfK: 60,
-      weights: { bm25: 1, dense: 1 },
-      cacheSize: 0,
-    });
+    const r = benchRetriever(c, precomputedEncoder(texts, qv, dim), 10);
     for (const mode of ['bm25', 'hybrid'] as const) {
       const l: number[] = [];
       for (const t of texts.slice(0, 100)) await r.search({ query: t, mode, topK: 10 }); // warm

@@ -1,0 +1,57 @@
+import { openDenseArm } from '../../src/index/dense/dense-arm.js';
+import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
+import { Retriever } from '../../src/search/retriever.js';
+import type { QueryEncoder } from '../../src/search/types.js';
+
+/**
+ * A built index opened as the server opens it: memory-mapped graph, re-scoring
+ * ×4 from the stored vectors, sizes checked; `ef` overrides the manifest's
+ * efSearch, `bm25Threads` > 0 splits BM25 searches with worker threads.
+ */
+export function openBenchCorpus(
+  indexDir: string,
+  name: string,
+  opts: { ef?: number; bm25Threads?: number } = {},
+): OpenCorpus {
+  return openCorpus(indexDir, name, {
+    openDense: (dir, m, hint) =>
+      openDenseArm(dir, m.dense!, hint, {
+        mmap: true,
+        rescoreFactor: 4,
+        ...(opts.ef !== undefined ? { expansionSearch: opts.ef } : {}),
+      }),
+    verify: 'sizes',
+    bm25Threads: opts.bm25Threads ?? 0,
+  });
+}
+
+/** A retriever over one corpus with the server's default fusion (100 candidates, RRF k 60), no result cache. */
+export function benchRetriever(corpus: OpenCorpus, encoder: QueryEncoder, topK: number): Retriever {
+  return new Retriever([corpus], new Map([[corpus.name, encoder]]), {
+    topK,
+    maxTopK: 100,
+    maxQueryChars: 8192,
+    candidates: 100,
+    rrfK: 60,
+    weights: { bm25: 1, dense: 1 },
+    cacheSize: 0,
+  });
+}
+
+/**
+ * The encoder excluded: query text i gets row i of `vectors` (row-major, `dim`
+ * wide), so real questions drive BM25 while the dense arm sees generated
+ * query vectors; a text not in `texts` gets row 0.
+ */
+export function precomputedEncoder(texts: readonly string[], vectors: Float32Array, dim: number): QueryEncoder {
+  const rowOf = new Map(texts.map((t, i) => [t, i]));
+  return {
+    id: 'precomputed',
+    dim,
+    embedQueries: async (ts) =>
+      ts.map((t) => {
+        const row = rowOf.get(t) ?? 0;
+        return vectors.slice(row * dim, (row + 1) * dim);
+      }),
+  };
+}
