@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { openEncoder } from '../src/encoder/load-encoder.js';
 import { WordPieceTokenizer } from '../src/encoder/wordpiece.js';
 import { silentLogger } from '../src/util/log.js';
-import { arg, BENCH_DATA, printTable, SHARED, summarize, writeResult } from './lib/common.js';
+import { arg, BENCH_DATA, printTable, prng, SHARED, summarize, writeResult } from './lib/common.js';
 import { loadRealQuestions } from './lib/queries.js';
 
 const modelDir = arg('model', join(BENCH_DATA, 'bert-base-random')) as string;
@@ -126,8 +126,7 @@ printTable(
 const BATCH = Number(arg('query-batch', '56'));
 const ROUNDS = Number(arg('rounds', '6'));
 const all = loadRealQuestions();
-let seed = 7;
-const rnd = (): number => (seed = (seed * 48271) % 2147483647) / 2147483647;
+const rnd = prng(7);
 const batches = Array.from({ length: ROUNDS }, () =>
   Array.from({ length: BATCH }, () => all[Math.floor(rnd() * all.length)] as string),
 );
