@@ -174,7 +174,7 @@ export class WordPieceTokenizer {
   private spanCount(text: string, start: number, end: number): number {
     const spans = this.spanCounts;
     const idx = spans.intern(text, start, end);
-    let count = spans.ids[idx] as number;
+    let count = spans.idOf(idx);
     if (count < 0) {
       let word = '';
       for (let i = start; i < end;) {
@@ -183,7 +183,7 @@ export class WordPieceTokenizer {
         i += cp > 0xffff ? 2 : 1;
       }
       count = this.wordPieces(this.normalizeWord(word)).length;
-      spans.ids[idx] = count;
+      spans.setId(idx, count);
     }
     return count;
   }

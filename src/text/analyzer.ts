@@ -14,8 +14,8 @@ export interface Analyzer {
   readonly id: string;
   analyze(text: string): string[];
   /**
-   * The same analysis as `analyze`, reported as entry indexes of `interner`
-   * (whose `terms[i]` is the term): the allocation-free path for indexing.
+   * The same analysis as `analyze`, reported as handles of `interner`
+   * (whose `termOf(handle)` is the term): the allocation-free path for indexing.
    * Returns the number of entries written to `out`. Call
    * `interner.clearIfFull()` between texts to bound its memory.
    */
@@ -32,19 +32,23 @@ export function createEnglishAnalyzer(): Analyzer {
   const queryCache = createInterner(1 << 16);
 
   const analyzeInto = (text: string, interner: SpanInterner, out: { buf: Int32Array }): number => {
-    let n = 0;
-    scanWords(text, (start, end) => {
-      if (end - start > MAX_TOKEN_CHARS) return;
-      const idx = interner.intern(text, start, end);
-      if (interner.stop[idx] === 1) return;
-      if (n === out.buf.length) {
-        const next = new Int32Array(out.buf.length * 2);
-        next.set(out.buf);
-        out.buf = next;
-      }
-      out.buf[n++] = idx;
-    });
-    return n;
+    for (;;) {
+      const epoch = interner.epoch;
+      let n = 0;
+      scanWords(text, (start, end) => {
+        if (end - start > MAX_TOKEN_CHARS) return;
+        const handle = interner.intern(text, start, end);
+        if (interner.isStop(handle)) return;
+        if (n === out.buf.length) {
+          const next = new Int32Array(out.buf.length * 2);
+          next.set(out.buf);
+          out.buf = next;
+        }
+        out.buf[n++] = handle;
+      });
+      // the table grew mid-text, so earlier handles are stale: again, on the grown table
+      if (interner.epoch === epoch) return n;
+    }
   };
 
   return {
@@ -56,7 +60,7 @@ export function createEnglishAnalyzer(): Analyzer {
       const out: string[] = [];
       scanWords(text, (start, end) => {
         if (end - start > MAX_TOKEN_CHARS) return;
-        const term = queryCache.terms[queryCache.intern(text, start, end)];
+        const term = queryCache.termOf(queryCache.intern(text, start, end));
         if (term !== null && term !== undefined) out.push(term);
       });
       return out;

@@ -1,32 +1,46 @@
 /**
  * A cache from raw word spans of a text to their analyzed term, keyed by the
- * characters themselves (FNV-1a over UTF-16 code units, open addressing; key
- * characters live in one Uint16Array pool), so the hot path allocates nothing
- * and touches few cache lines. Each entry also carries an integer a consumer
- * may assign (the BM25 builder's term id). Bounded: callers invoke
- * `clearIfFull()` between texts (never inside one, so entry indexes handed out
- * for a text stay valid); clearing only costs recomputation, since an entry is
- * a pure function of its key.
+ * characters themselves (FNV-1a over UTF-16 code units, open addressing), so
+ * the hot path allocates nothing. Each entry also carries an integer a
+ * consumer may assign (the BM25 builder's term id). Bounded: callers invoke
+ * `clearIfFull()` between texts (never inside one); clearing only costs
+ * recomputation, since an entry is a pure function of its key.
+ *
+ * Layout: on a large vocabulary every rare word is a cache miss at each array
+ * it touches, which made lookups 3× slower than on a cached table. So one
+ * 32-byte slot holds everything a lookup and its consumer read: the hash, the
+ * entry number, the length and stopword flag, the consumer id and the first
+ * six characters of the key (longer keys keep the rest in a character pool).
+ * A lookup that hits reads one cache line.
+ *
+ * `intern` returns a handle: the slot. Handles stay valid until the table
+ * grows, which changes `epoch`; a caller holding handles across calls (as
+ * `analyzeInto` does for a whole text) checks the epoch and starts over.
  */
 // Tables start small and double as entries arrive: a table sized to its
-// vocabulary stays in the CPU caches (a 2M-slot table at the maximum misses
-// them on almost every lookup).
+// vocabulary stays in the CPU caches.
 const INITIAL_ENTRIES = 1 << 14;
+const SLOT = 8; // int32s per slot
+const F_HASH = 0;
+const F_ENTRY = 1; // entry number + 1; 0 = empty slot
+const F_LEN = 2; // key length | stopword flag in bit 31
+const F_ID = 3; // consumer id, -1 = unassigned
+const F_POOL = 4; // pool offset of key characters past the inline ones
+const F_KEY = 5; // inline key: 2 UTF-16 code units per int32
+const INLINE_CHARS = 2 * (SLOT - F_KEY);
+const STOP_BIT = 1 << 31;
 
 export class SpanInterner {
-  private slots!: Int32Array; // entry index + 1, 0 = empty
+  private slots!: Int32Array;
   private mask = 0;
-  private hashes!: Int32Array;
-  private keyStart!: Int32Array;
-  private keyLen!: Int32Array;
-  private pool!: Uint16Array;
+  private capacity = 0; // entries before the table doubles (half its slots)
+  private pool = new Uint16Array(1 << 16);
   private poolUsed = 0;
   private count = 0;
-  terms: Array<string | null> = [];
-  /** 1 where the entry's term is null (a stopword): checked without touching `terms`. */
-  stop!: Uint8Array;
-  /** Consumer-assigned ids per entry; -1 = unassigned. */
-  ids!: Int32Array;
+  /** Bumped whenever handles change (the table grew or was cleared). */
+  epoch = 0;
+  /** Terms by entry number (see `termOf`). */
+  private terms: Array<string | null> = [];
 
   constructor(
     private readonly normalize: (raw: string) => string | null,
@@ -39,39 +53,76 @@ export class SpanInterner {
     return this.count;
   }
 
-  /** Entry index of text[start, end); creates the entry on first sight. */
+  /** Handle of text[start, end); creates the entry on first sight. */
   intern(text: string, start: number, end: number): number {
     let h = 0x811c9dc5 | 0;
     for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
     const len = end - start;
-    const { slots, hashes, keyStart, keyLen, pool, mask } = this;
+    const inline = len < INLINE_CHARS ? len : INLINE_CHARS;
+    const slots = this.slots;
+    const mask = this.mask;
     let slot = h & mask;
     for (;;) {
-      const e = slots[slot] as number;
-      if (e === 0) break;
-      const idx = e - 1;
-      if (hashes[idx] === h && keyLen[idx] === len) {
-        const ks = keyStart[idx] as number;
+      const b = slot * SLOT;
+      if (slots[b + F_ENTRY] === 0) break;
+      if (slots[b + F_HASH] === h && ((slots[b + F_LEN] as number) & ~STOP_BIT) === len) {
         let i = 0;
-        while (i < len && pool[ks + i] === text.charCodeAt(start + i)) i++;
-        if (i === len) return idx;
+        for (; i + 1 < inline; i += 2) {
+          const pair = text.charCodeAt(start + i) | (text.charCodeAt(start + i + 1) << 16);
+          if (slots[b + F_KEY + (i >> 1)] !== pair) break;
+        }
+        if (i + 1 >= inline && (i === inline || slots[b + F_KEY + (i >> 1)] === text.charCodeAt(start + i))) {
+          if (len <= INLINE_CHARS) return slot;
+          const pool = this.pool;
+          const at = (slots[b + F_POOL] as number) - INLINE_CHARS;
+          let j = INLINE_CHARS;
+          while (j < len && pool[at + j] === text.charCodeAt(start + j)) j++;
+          if (j === len) return slot;
+        }
       }
       slot = (slot + 1) & mask;
     }
-    if (this.count >= this.hashes.length || this.poolUsed + len > this.pool.length) {
-      this.grow(len);
+    if (this.count >= this.capacity) {
+      this.grow();
       return this.intern(text, start, end);
     }
-    const idx = this.count++;
-    hashes[idx] = h;
-    keyStart[idx] = this.poolUsed;
-    keyLen[idx] = len;
-    for (let i = 0; i < len; i++) pool[this.poolUsed++] = text.charCodeAt(start + i);
     const term = this.normalize(text.slice(start, end));
+    const b = slot * SLOT;
+    slots[b + F_HASH] = h;
+    slots[b + F_ENTRY] = ++this.count;
+    slots[b + F_LEN] = term === null ? len | STOP_BIT : len;
+    slots[b + F_ID] = -1;
+    let i = 0;
+    for (; i + 1 < inline; i += 2) {
+      slots[b + F_KEY + (i >> 1)] = text.charCodeAt(start + i) | (text.charCodeAt(start + i + 1) << 16);
+    }
+    if (i < inline) slots[b + F_KEY + (i >> 1)] = text.charCodeAt(start + i);
+    if (len > INLINE_CHARS) {
+      if (this.poolUsed + len > this.pool.length) this.growPool(len);
+      slots[b + F_POOL] = this.poolUsed;
+      for (let j = INLINE_CHARS; j < len; j++) this.pool[this.poolUsed++] = text.charCodeAt(start + j);
+    }
     this.terms.push(term);
-    this.stop[idx] = term === null ? 1 : 0;
-    slots[slot] = idx + 1;
-    return idx;
+    return slot;
+  }
+
+  /** The analyzed term of a handle; null for a stopword. */
+  termOf(handle: number): string | null {
+    return this.terms[(this.slots[handle * SLOT + F_ENTRY] as number) - 1] as string | null;
+  }
+
+  /** Whether the handle's term is null (a stopword): checked without touching `terms`. */
+  isStop(handle: number): boolean {
+    return ((this.slots[handle * SLOT + F_LEN] as number) & STOP_BIT) !== 0;
+  }
+
+  /** The consumer-assigned id of a handle; -1 = unassigned. */
+  idOf(handle: number): number {
+    return this.slots[handle * SLOT + F_ID] as number;
+  }
+
+  setId(handle: number, id: number): void {
+    this.slots[handle * SLOT + F_ID] = id;
   }
 
   clearIfFull(): void {
@@ -79,57 +130,45 @@ export class SpanInterner {
   }
 
   clear(): void {
-    if (this.hashes.length > this.maxEntries) this.allocate(this.maxEntries);
-    else {
-      this.slots.fill(0);
-      this.ids.fill(-1);
-    }
+    if (this.capacity > this.maxEntries) this.allocate(this.maxEntries);
+    else this.slots.fill(0);
     this.count = 0;
     this.poolUsed = 0;
     this.terms = [];
+    this.epoch++;
   }
 
+  /** Unassigns every entry's consumer id. */
   resetIds(): void {
-    this.ids.fill(-1, 0, this.count);
+    const slots = this.slots;
+    for (let b = 0; b < slots.length; b += SLOT) slots[b + F_ID] = -1;
   }
 
   private allocate(entries: number): void {
-    this.slots = new Int32Array(nextPow2(entries * 2));
-    this.mask = this.slots.length - 1;
-    this.hashes = new Int32Array(entries);
-    this.keyStart = new Int32Array(entries);
-    this.keyLen = new Int32Array(entries);
-    this.ids = new Int32Array(entries).fill(-1);
-    this.stop = new Uint8Array(entries);
-    this.pool = new Uint16Array(entries * 8);
+    const n = nextPow2(entries * 2);
+    this.slots = new Int32Array(n * SLOT);
+    this.mask = n - 1;
+    this.capacity = n / 2;
   }
 
-  /** Doubles the tables (a single text with more new words than the soft limit). */
-  private grow(minPool: number): void {
-    const old = {
-      hashes: this.hashes,
-      keyStart: this.keyStart,
-      keyLen: this.keyLen,
-      ids: this.ids,
-      stop: this.stop,
-      pool: this.pool,
-    };
-    const entries = this.count >= this.hashes.length ? this.hashes.length * 2 : this.hashes.length;
-    this.allocate(entries);
-    this.hashes.set(old.hashes.subarray(0, this.count));
-    this.keyStart.set(old.keyStart.subarray(0, this.count));
-    this.keyLen.set(old.keyLen.subarray(0, this.count));
-    this.ids.set(old.ids.subarray(0, this.count));
-    this.stop.set(old.stop.subarray(0, this.count));
-    if (this.pool.length < this.poolUsed + minPool || this.pool.length < old.pool.length) {
-      this.pool = new Uint16Array(Math.max(old.pool.length * 2, this.poolUsed + minPool));
+  /** Doubles the slot table; every handle changes. */
+  private grow(): void {
+    const old = this.slots;
+    this.allocate(this.capacity * 2);
+    const slots = this.slots;
+    for (let ob = 0; ob < old.length; ob += SLOT) {
+      if (old[ob + F_ENTRY] === 0) continue;
+      let slot = (old[ob + F_HASH] as number) & this.mask;
+      while (slots[slot * SLOT + F_ENTRY] !== 0) slot = (slot + 1) & this.mask;
+      slots.set(old.subarray(ob, ob + SLOT), slot * SLOT);
     }
-    this.pool.set(old.pool.subarray(0, this.poolUsed));
-    for (let idx = 0; idx < this.count; idx++) {
-      let slot = (this.hashes[idx] as number) & this.mask;
-      while (this.slots[slot] !== 0) slot = (slot + 1) & this.mask;
-      this.slots[slot] = idx + 1;
-    }
+    this.epoch++;
+  }
+
+  private growPool(min: number): void {
+    const next = new Uint16Array(Math.max(this.pool.length * 2, this.poolUsed + min));
+    next.set(this.pool.subarray(0, this.poolUsed));
+    this.pool = next;
   }
 }
 

@@ -54,13 +54,12 @@ export class Inverter {
     if (this.n > 0 && this.n + count > this.pTerm.length) this.spill();
     if (count > this.pTerm.length) this.growPostings(count);
     const entries = this.tokens.buf;
-    const ids = this.interner.ids;
-    const terms = this.interner.terms;
+    const interner = this.interner;
     for (let i = 0; i < count; i++) {
       const e = entries[i] as number;
-      let id = ids[e] as number;
+      let id = interner.idOf(e);
       if (id < 0) {
-        const t = terms[e] as string;
+        const t = interner.termOf(e) as string;
         let known = this.termIds.get(t);
         if (known === undefined) {
           known = this.terms.length;
@@ -69,7 +68,7 @@ export class Inverter {
           if (known >= this.scratch.length) this.growScratch();
         }
         id = known;
-        ids[e] = id;
+        interner.setId(e, id);
       }
       if (this.scratch[id] === 0) this.touched.push(id);
       (this.scratch[id] as number)++;
