@@ -1,7 +1,11 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
 import { Bm25Builder } from '../../src/index/bm25/bm25-builder.js';
+import { Inverter } from '../../src/index/bm25/inverter.js';
+import { mergeRuns, splitTerms } from '../../src/index/bm25/merge.js';
+import { FileWriter } from '../../src/index/bm25/run-files.js';
 import type { TermEntry } from '../../src/store/chunk-store.js';
 import { createEnglishAnalyzer } from '../../src/text/analyzer.js';
 import { makeTempDir } from '../helpers/paths.js';
@@ -60,4 +64,76 @@ describe('BM25 build on worker threads', () => {
     expect(workers.stats.postings).toBe(inline.stats.postings);
     expect(workers.stats.totalTokens).toBe(inline.stats.totalTokens);
   }, 60_000);
+  it('merges term ranges on three workers in parallel (two each) into the same bytes as one in-memory pass', async () => {
+    // a vocabulary of thousands of terms per run, so runs carry many samples to cut at
+    let seed = 5;
+    const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const docs = Array.from({ length: 9_000 }, () =>
+      Array.from({ length: 10 }, () => `t${Math.floor(rand() * rand() * 30_000).toString(36)}`).join(' '),
+    );
+    const inline = await buildWith('inline3', docs, 0, 10_000_000);
+    const workers = await buildWith('workers3', docs, 3, 30_000);
+    expect(workers.stats.runs).toBeGreaterThan(3);
+    expect(workers.stats.mergeParts).toBe(6); // two term ranges per worker
+    expect(workers.terms).toEqual(inline.terms);
+    expect(workers.postings.equals(inline.postings)).toBe(true);
+    expect(workers.norms.equals(inline.norms)).toBe(true);
+  }, 60_000);
+
+  it('merging consecutive term ranges gives the bytes and dictionary of one whole merge', () => {
+    const dir = join(tmp.dir, 'ranges');
+    mkdirSync(dir, { recursive: true });
+    const inverter = new Inverter(createEnglishAnalyzer(), 8_000, dir, 'r');
+    let seed = 9;
+    const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    for (let i = 0; i < 4_000; i++) {
+      inverter.add(i, Array.from({ length: 8 }, () => `w${Math.floor(rand() * 6_000).toString(36)}`).join(' '));
+    }
+    inverter.spill();
+    const runs = inverter.runs;
+    expect(runs.length).toBeGreaterThan(2);
+    const whole = new FileWriter(join(dir, 'whole'));
+    const wholeTerms = [...mergeRuns(runs, whole)];
+    whole.close();
+    const wholeBytes = readFileSync(join(dir, 'whole'));
+    const cut = fc.oneof(
+      fc.constantFrom('', 'w', 'w0', 'wzz', 'x', '\uffff'),
+      fc.integer({ min: 0, max: 6_000 }).map((n) => `w${n.toString(36)}`),
+    );
+    let k = 0;
+    fc.assert(
+      fc.property(fc.uniqueArray(cut, { maxLength: 4 }), (cuts) => {
+        const bounds = [...cuts].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+        const parts: Buffer[] = [];
+        const terms: typeof wholeTerms = [];
+        let base = 0;
+        [undefined, ...bounds].forEach((lo, i) => {
+          const hi = bounds[i];
+          const path = join(dir, `part${k++}`);
+          const out = new FileWriter(path);
+          const range = { ...(lo !== undefined ? { lo } : {}), ...(hi !== undefined ? { hi } : {}) };
+          for (const e of mergeRuns(runs, out, range)) terms.push({ ...e, offset: base + e.offset });
+          out.close();
+          parts.push(readFileSync(path));
+          base += out.offset;
+        });
+        expect(terms).toEqual(wholeTerms);
+        expect(Buffer.concat(parts).equals(wholeBytes)).toBe(true);
+      }),
+      { numRuns: 30 },
+    );
+    // cuts by bytes: each of four parts holds about a quarter of the run bytes
+    const bounds = splitTerms(runs, 4);
+    expect(bounds.length).toBe(3);
+    expect([...bounds].sort()).toEqual(bounds);
+    const sizes = [undefined, ...bounds].map((lo, i) => {
+      const hi = bounds[i];
+      const range = { ...(lo !== undefined ? { lo } : {}), ...(hi !== undefined ? { hi } : {}) };
+      const out = new FileWriter(join(dir, `quarter${i}`));
+      for (const e of mergeRuns(runs, out, range)) void e;
+      out.close();
+      return out.offset;
+    });
+    for (const size of sizes) expect(size / wholeBytes.length).toBeGreaterThan(0.15);
+  });
 });

@@ -1,12 +1,13 @@
-import { rmSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { TermEntry } from '../../store/chunk-store.js';
 import type { Analyzer } from '../../text/analyzer.js';
-import type { FromWorker, ToWorker, WorkerInit } from './bm25-worker.js';
+import type { FromWorker, MergedPart, ToWorker, WorkerInit } from './bm25-worker.js';
 import { Inverter, encodeList } from './inverter.js';
-import { mergeRuns } from './merge.js';
+import { mergeRuns, splitTerms } from './merge.js';
 import { ByteSink } from './postings-codec.js';
-import { FileWriter } from './run-files.js';
+import { FileWriter, type RunFile } from './run-files.js';
 import { encodeLength } from './scoring.js';
 
 export interface Bm25BuildStats {
@@ -19,6 +20,8 @@ export interface Bm25BuildStats {
   postings: number;
   postingsBytes: number;
   runs: number;
+  /** Term ranges merged in parallel (1 = one merge). */
+  mergeParts: number;
 }
 
 export interface Bm25BuilderOptions {
@@ -37,7 +40,8 @@ interface WorkerHandle {
   worker: Worker;
   inFlight: number;
   wake: Array<() => void>;
-  finished?: { runs: string[]; postings: number };
+  finished?: { runs: RunFile[]; postings: number };
+  merged: Map<string, MergedPart>;
 }
 
 /**
@@ -69,7 +73,12 @@ export class Bm25Builder {
     const perWorker = Math.max(10_000, Math.floor(opts.maxPostingsInMemory / opts.workers));
     for (let id = 0; id < opts.workers; id++) {
       const init: WorkerInit = { tempDir: opts.tempDir, maxPostings: perWorker, id };
-      const handle: WorkerHandle = { worker: new Worker(workerUrl(), { workerData: init }), inFlight: 0, wake: [] };
+      const handle: WorkerHandle = {
+        worker: new Worker(workerUrl(), { workerData: init }),
+        inFlight: 0,
+        wake: [],
+        merged: new Map(),
+      };
       handle.worker.on('message', (msg: FromWorker) => this.onMessage(handle, msg));
       handle.worker.on('error', (err) => this.fail(err));
       handle.worker.on('exit', (code) => {
@@ -97,42 +106,76 @@ export class Bm25Builder {
     return undefined;
   }
 
+  /**
+   * Writes the norms, the postings file and (through `writeTerms`, called once
+   * per part, in term order) the term dictionary. With workers, each merges
+   * one term range of all runs into a part file while this thread copies the
+   * finished parts into place and writes their terms.
+   */
   async finish(
     postingsPath: string,
     normsPath: string,
     writeTerms: (entries: Iterable<TermEntry>) => void,
   ): Promise<Bm25BuildStats> {
-    let runs: string[] = [];
+    let runs: RunFile[] = [];
     let postings = 0;
-    let fromMemory: Inverter | undefined;
-    if (this.inline) {
-      postings = this.inline.postings;
-      if (this.inline.runPaths.length === 0) fromMemory = this.inline;
-      else {
-        this.inline.spill();
-        runs = this.inline.runPaths;
-      }
-    } else {
-      if (this.batch.length > 0) await this.dispatch();
-      const done = await Promise.all(this.workers.map((h) => this.finishWorker(h)));
-      runs = done.flatMap((d) => d.runs);
-      postings = done.reduce((s, d) => s + d.postings, 0);
-    }
-    this.throwIfFailed();
-    writeFileSync(normsPath, this.norms.subarray(0, this.nextNum));
-    const out = new FileWriter(postingsPath);
     let terms = 0;
+    let mergeParts = 1;
+    const out = new FileWriter(postingsPath);
     const counted = function* (entries: Iterable<TermEntry>): Generator<TermEntry> {
       for (const e of entries) {
         terms++;
         yield e;
       }
     };
+    const partPaths: string[] = [];
     try {
-      writeTerms(counted(fromMemory ? writeFromMemory(fromMemory, out) : mergeRuns(runs, out)));
+      if (this.inline) {
+        postings = this.inline.postings;
+        writeFileSync(normsPath, this.norms.subarray(0, this.nextNum));
+        if (this.inline.runs.length === 0) writeTerms(counted(writeFromMemory(this.inline, out)));
+        else {
+          this.inline.spill();
+          runs = this.inline.runs;
+          writeTerms(counted(mergeRuns(runs, out)));
+        }
+      } else {
+        if (this.batch.length > 0) await this.dispatch();
+        const done = await Promise.all(this.workers.map((h) => this.finishWorker(h)));
+        runs = done.flatMap((d) => d.runs);
+        postings = done.reduce((s, d) => s + d.postings, 0);
+        this.throwIfFailed();
+        writeFileSync(normsPath, this.norms.subarray(0, this.nextNum));
+        // two ranges per worker: this thread writes the first ranges' terms while the last merge
+        const bounds = splitTerms(runs, 2 * this.workers.length);
+        mergeParts = bounds.length + 1;
+        const merges = [undefined, ...bounds].map((lo, i) => {
+          const hi = bounds[i];
+          const path = join(this.opts.tempDir, `bm25-part-${String(i).padStart(3, '0')}.postings`);
+          partPaths.push(path);
+          const msg: ToWorker = {
+            type: 'merge',
+            runs,
+            out: path,
+            ...(lo !== undefined ? { lo } : {}),
+            ...(hi !== undefined ? { hi } : {}),
+          };
+          return this.mergeOn(this.workers[i % this.workers.length] as WorkerHandle, msg);
+        });
+        // a failed merge must not leave the others unobserved
+        for (const m of merges) m.catch(() => undefined);
+        for (const merge of merges) {
+          const part = await merge;
+          const base = out.offset;
+          appendFile(part.path, out);
+          writeTerms(counted(partEntries(part, base)));
+        }
+      }
     } finally {
       out.close();
-      for (const p of runs) rmSync(p, { force: true });
+      for (const r of runs) rmSync(r.path, { force: true });
+      for (const p of partPaths) rmSync(p, { force: true });
+      await this.abort();
     }
     return {
       docCount: this.docCount,
@@ -142,6 +185,7 @@ export class Bm25Builder {
       postings,
       postingsBytes: out.offset,
       runs: runs.length,
+      mergeParts,
     };
   }
 
@@ -178,17 +222,26 @@ export class Bm25Builder {
     this.batch = [];
   }
 
-  private finishWorker(handle: WorkerHandle): Promise<{ runs: string[]; postings: number }> {
-    return new Promise((resolve, reject) => {
+  private finishWorker(handle: WorkerHandle): Promise<{ runs: RunFile[]; postings: number }> {
+    return this.ask(handle, { type: 'finish' }, () => handle.finished);
+  }
+
+  private mergeOn(handle: WorkerHandle, msg: ToWorker & { type: 'merge' }): Promise<MergedPart> {
+    return this.ask(handle, msg, () => handle.merged.get(msg.out));
+  }
+
+  /** Posts `msg` and resolves with `answer()` once a reply sets it (rejects on any worker failure). */
+  private ask<T>(handle: WorkerHandle, msg: ToWorker, answer: () => T | undefined): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
       const check = (): void => {
+        const value = answer();
         if (this.failure) reject(this.failure);
-        else if (handle.finished) resolve(handle.finished);
+        else if (value !== undefined) resolve(value);
         else handle.wake.push(check);
       };
-      const msg: ToWorker = { type: 'finish' };
       handle.worker.postMessage(msg);
       check();
-    }).finally(() => void handle.worker.terminate()) as Promise<{ runs: string[]; postings: number }>;
+    });
   }
 
   private onMessage(handle: WorkerHandle, msg: FromWorker): void {
@@ -201,6 +254,8 @@ export class Bm25Builder {
       this.docCount += msg.nonEmpty;
     } else if (msg.type === 'finished') {
       handle.finished = { runs: msg.runs, postings: msg.postings };
+    } else if (msg.type === 'merged') {
+      handle.merged.set(msg.path, msg);
     } else {
       this.fail(new Error(`BM25 worker failed: ${msg.message}`));
     }
@@ -215,6 +270,33 @@ export class Bm25Builder {
 
   private throwIfFailed(): void {
     if (this.failure) throw this.failure;
+  }
+}
+
+/** A merged part's dictionary, its offsets moved to where the part starts in the postings file. */
+function* partEntries(part: MergedPart, base: number): Generator<TermEntry> {
+  for (let i = 0; i < part.terms.length; i++) {
+    yield {
+      term: part.terms[i] as string,
+      df: part.df[i] as number,
+      offset: base + (part.offsets[i] as number),
+      nbytes: part.nbytes[i] as number,
+    };
+  }
+}
+
+/** Copies a file's bytes to the end of `out`. */
+function appendFile(path: string, out: FileWriter): void {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1 << 22);
+    for (;;) {
+      const got = readSync(fd, buf, 0, buf.length, null);
+      if (got === 0) break;
+      out.write(buf.subarray(0, got));
+    }
+  } finally {
+    closeSync(fd);
   }
 }
 

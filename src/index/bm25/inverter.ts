@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Analyzer } from '../../text/analyzer.js';
 import type { SpanInterner } from '../../text/interner.js';
 import { ByteSink, encodePosting } from './postings-codec.js';
-import { FileWriter, encodeRunRecord } from './run-files.js';
+import { FileWriter, SAMPLE_EVERY, encodeRunRecord, type RunFile } from './run-files.js';
 
 export interface PostingList {
   term: string;
@@ -29,7 +29,7 @@ export class Inverter {
   private readonly interner: SpanInterner;
   private readonly tokens = { buf: new Int32Array(1024) };
   private lastNum = -1;
-  readonly runPaths: string[] = [];
+  readonly runs: RunFile[] = [];
   postings = 0;
 
   constructor(
@@ -115,15 +115,18 @@ export class Inverter {
   /** Writes the in-memory postings as a sorted run file and starts a new run. */
   spill(): void {
     if (this.n === 0) return;
-    const path = join(this.tempDir, `${this.runPrefix}-${String(this.runPaths.length).padStart(5, '0')}.run`);
+    const path = join(this.tempDir, `${this.runPrefix}-${String(this.runs.length).padStart(5, '0')}.run`);
     const out = new FileWriter(path);
     const sink = new ByteSink();
+    const samples: RunFile['samples'] = [];
+    let records = 0;
     for (const list of this.lists()) {
+      if (records++ % SAMPLE_EVERY === 0) samples.push([list.term, out.offset]);
       const lastDoc = encodeList(list.docs, list.tfs, sink);
       out.write(encodeRunRecord({ term: list.term, df: list.docs.length, lastDoc, postings: sink.view() }));
     }
     out.close();
-    this.runPaths.push(path);
+    this.runs.push({ path, bytes: out.offset, samples });
     // run-local vocabulary: memory stays bounded by one run, not the corpus
     this.n = 0;
     this.termIds = new Map();

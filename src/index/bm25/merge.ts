@@ -1,7 +1,13 @@
 import type { TermEntry } from '../../store/chunk-store.js';
 import { ByteSink, encodePosting, readPosting, readVarint, type PostingRead } from './postings-codec.js';
 import { compareTerms } from './inverter.js';
-import { FileWriter, RunReader, type RunRecord } from './run-files.js';
+import { FileWriter, RunReader, type RunFile, type RunRecord } from './run-files.js';
+
+/** A half-open range of terms, [lo, hi); an absent bound is open. */
+export interface TermRange {
+  lo?: string;
+  hi?: string;
+}
 
 /**
  * Merges sorted run files into the final postings file, yielding the term
@@ -9,10 +15,11 @@ import { FileWriter, RunReader, type RunRecord } from './run-files.js';
  * concatenated when their doc ranges are ordered (one thread's successive
  * runs) and merged posting by posting when they interleave (several workers
  * took alternate batches). The output does not depend on how the input was
- * partitioned.
+ * partitioned. With `range`, only the terms in it: merging consecutive ranges
+ * into consecutive files gives the bytes of one whole merge.
  */
-export function* mergeRuns(paths: readonly string[], out: FileWriter): Generator<TermEntry> {
-  const readers = paths.map((p) => new RunReader(p));
+export function* mergeRuns(runs: readonly RunFile[], out: FileWriter, range: TermRange = {}): Generator<TermEntry> {
+  const readers = runs.map((r) => new RangeReader(r, range));
   try {
     const heads: Array<RunRecord | null> = readers.map((r) => r.next());
     const heap = new TermHeap(heads);
@@ -25,7 +32,7 @@ export function* mergeRuns(paths: readonly string[], out: FileWriter): Generator
       while (heap.peekTerm() === term) {
         const r = heap.pop();
         lists.push(heads[r] as RunRecord);
-        heads[r] = (readers[r] as RunReader).next();
+        heads[r] = (readers[r] as RangeReader).next();
         heap.push(r);
       }
       const df = writeMerged(lists, sink);
@@ -35,6 +42,70 @@ export function* mergeRuns(paths: readonly string[], out: FileWriter): Generator
     }
   } finally {
     for (const r of readers) r.close();
+  }
+}
+
+/**
+ * Up to `parts - 1` increasing terms that cut the runs' term space into parts
+ * of about as many bytes of run records each (for merging them in parallel):
+ * each sample stands for the bytes up to the next sample of its run.
+ */
+export function splitTerms(runs: readonly RunFile[], parts: number): string[] {
+  const weighted: Array<{ term: string; bytes: number }> = [];
+  let total = 0;
+  for (const run of runs) {
+    run.samples.forEach(([term, offset], i) => {
+      const bytes = (run.samples[i + 1]?.[1] ?? run.bytes) - offset;
+      weighted.push({ term, bytes });
+      total += bytes;
+    });
+  }
+  weighted.sort((a, b) => compareTerms(a.term, b.term));
+  const bounds: string[] = [];
+  let seen = 0;
+  for (const w of weighted) {
+    // a bound starts a part at this sample once the parts before it hold their share
+    if (bounds.length < parts - 1 && seen >= (total * (bounds.length + 1)) / parts && seen > 0) {
+      const last = bounds[bounds.length - 1];
+      if (last === undefined || compareTerms(w.term, last) > 0) bounds.push(w.term);
+    }
+    seen += w.bytes;
+  }
+  return bounds;
+}
+
+/** A run's records in a term range: starts at the last sample before `lo`, skips up to it, ends at `hi`. */
+class RangeReader {
+  private readonly reader: RunReader;
+
+  constructor(
+    run: RunFile,
+    private readonly range: TermRange,
+  ) {
+    let from = 0;
+    const lo = range.lo;
+    if (lo !== undefined) {
+      for (const [term, offset] of run.samples) {
+        if (compareTerms(term, lo) >= 0) break;
+        from = offset;
+      }
+    }
+    this.reader = new RunReader(run.path, from);
+  }
+
+  next(): RunRecord | null {
+    const { lo, hi } = this.range;
+    for (;;) {
+      const rec = this.reader.next();
+      if (rec === null) return null;
+      if (lo !== undefined && compareTerms(rec.term, lo) < 0) continue;
+      if (hi !== undefined && compareTerms(rec.term, hi) >= 0) return null;
+      return rec;
+    }
+  }
+
+  close(): void {
+    this.reader.close();
   }
 }
 

@@ -46,6 +46,15 @@ function writeAll(fd: number, bytes: Uint8Array): number {
   return bytes.length;
 }
 
+/** A spilled run: its path and size, and every SAMPLE_EVERY-th record's term and byte offset (for range merges). */
+export interface RunFile {
+  path: string;
+  bytes: number;
+  samples: Array<[term: string, offset: number]>;
+}
+
+export const SAMPLE_EVERY = 1024;
+
 export interface RunRecord {
   term: string;
   df: number;
@@ -67,16 +76,18 @@ export function encodeRunRecord(rec: RunRecord): Uint8Array {
   return out;
 }
 
-/** Reads run records back in file order with a large read buffer. */
+/** Reads run records back in file order with a large read buffer, from `fromOffset` (a record's start). */
 export class RunReader {
   private readonly fd: number;
   private buf = Buffer.allocUnsafe(1 << 22);
   private start = 0;
   private end = 0;
-  private fileOffset = 0;
   private eof = false;
 
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    private fileOffset = 0,
+  ) {
     this.fd = openSync(path, 'r');
   }
 
