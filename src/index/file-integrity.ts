@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
+import { forEachFileChunk } from '../util/hash-file.js';
 import type { FileRecord } from './manifest.js';
 
 /**
@@ -17,27 +18,18 @@ export function fingerprintFile(path: string): FileRecord {
   let block = createHash('sha256');
   let inBlock = 0;
   let bytes = 0;
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(1 << 22);
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, bytes);
-      if (n === 0) break;
-      const chunk = buf.subarray(0, n);
-      whole.update(chunk);
-      // 4 MiB reads divide 64 MiB blocks evenly
-      block.update(chunk);
-      inBlock += n;
-      bytes += n;
-      if (inBlock === BLOCK_BYTES) {
-        blocks.push(block.digest('hex').slice(0, 16));
-        block = createHash('sha256');
-        inBlock = 0;
-      }
+  forEachFileChunk(path, (chunk) => {
+    whole.update(chunk);
+    // 4 MiB reads divide 64 MiB blocks evenly
+    block.update(chunk);
+    inBlock += chunk.length;
+    bytes += chunk.length;
+    if (inBlock === BLOCK_BYTES) {
+      blocks.push(block.digest('hex').slice(0, 16));
+      block = createHash('sha256');
+      inBlock = 0;
     }
-  } finally {
-    closeSync(fd);
-  }
+  });
   if (inBlock > 0 || blocks.length === 0) blocks.push(block.digest('hex').slice(0, 16));
   return { bytes, sha256: whole.digest('hex'), blocks };
 }

@@ -1,8 +1,9 @@
-import { closeSync, openSync, readSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { TermEntry } from '../../store/chunk-store.js';
 import type { Analyzer } from '../../text/analyzer.js';
+import { forEachFileChunk } from '../../util/hash-file.js';
 import type { FromWorker, MergedPart, ToWorker, WorkerInit } from './bm25-worker.js';
 import { Inverter, encodeList } from './inverter.js';
 import { mergeRuns, splitTerms } from './merge.js';
@@ -167,7 +168,7 @@ export class Bm25Builder {
         for (const merge of merges) {
           const part = await merge;
           const base = out.offset;
-          appendFile(part.path, out);
+          forEachFileChunk(part.path, (chunk) => out.write(chunk));
           writeTerms(counted(partEntries(part, base)));
         }
       }
@@ -282,21 +283,6 @@ function* partEntries(part: MergedPart, base: number): Generator<TermEntry> {
       offset: base + (part.offsets[i] as number),
       nbytes: part.nbytes[i] as number,
     };
-  }
-}
-
-/** Copies a file's bytes to the end of `out`. */
-function appendFile(path: string, out: FileWriter): void {
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(1 << 22);
-    for (;;) {
-      const got = readSync(fd, buf, 0, buf.length, null);
-      if (got === 0) break;
-      out.write(buf.subarray(0, got));
-    }
-  } finally {
-    closeSync(fd);
   }
 }
 
