@@ -7,20 +7,17 @@
  *
  *   npm run build && node dist/bench/bm25-scale.js --sizes 100000,500000,2000000
  */
-import { existsSync, rmSync, statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { arg, BENCH_DATA, printTable, ROOT, sizeLabel, writeResult } from './lib/common.js';
-import { runBuildIndex, runCommand, runProbe } from './lib/child.js';
+import { ensureGenCorpus, runBuildIndex, runProbe } from './lib/child.js';
 
 const sizes = (arg('sizes', '100000,500000,2000000') as string).split(',').map(Number);
 const indexDir = arg('index-dir', join(BENCH_DATA, 'indexes')) as string;
 const rows: Array<Record<string, string | number>> = [];
 
 for (const n of sizes) {
-  const input = join(BENCH_DATA, `gen-${sizeLabel(n)}.jsonl`);
-  if (!existsSync(input)) {
-    runCommand(process.execPath, [join(ROOT, 'dist/bench/gen-corpus.js'), '--passages', String(n), '--out', input]);
-  }
+  const input = ensureGenCorpus(n);
   const name = `gen-${sizeLabel(n)}`;
   rmSync(join(indexDir, name), { force: true });
   const b = runBuildIndex([

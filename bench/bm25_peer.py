@@ -27,16 +27,20 @@ STOPWORDS = (
 ).split()
 
 
+def english_stopper():
+    stopper = xapian.SimpleStopper()
+    for w in STOPWORDS:
+        stopper.add(w)
+    return stopper
+
+
 def build(args):
     os.environ.setdefault("XAPIAN_FLUSH_THRESHOLD", "100000")
     db = xapian.WritableDatabase(args.db, xapian.DB_CREATE_OR_OVERWRITE)
     tg = xapian.TermGenerator()
     tg.set_stemmer(xapian.Stem("english"))
     tg.set_stemming_strategy(xapian.TermGenerator.STEM_ALL)
-    stopper = xapian.SimpleStopper()
-    for w in STOPWORDS:
-        stopper.add(w)
-    tg.set_stopper(stopper)
+    tg.set_stopper(english_stopper())
     tg.set_stopper_strategy(xapian.TermGenerator.STOP_ALL)
     start = time.perf_counter()
     n = 0
@@ -63,10 +67,7 @@ def query(args):
     qp = xapian.QueryParser()
     qp.set_stemmer(xapian.Stem("english"))
     qp.set_stemming_strategy(xapian.QueryParser.STEM_ALL)
-    stopper = xapian.SimpleStopper()
-    for w in STOPWORDS:
-        stopper.add(w)
-    qp.set_stopper(stopper)
+    qp.set_stopper(english_stopper())
     qp.set_default_op(xapian.Query.OP_OR)
     with open(args.questions, encoding="utf-8") as f:
         questions = [json.loads(line) for line in f if line.strip()]

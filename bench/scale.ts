@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { exactSearch, MetricKind } from 'usearch';
 import { defaultExpansionSearch } from '../src/index/dense/ann.js';
 import { arg, BENCH_DATA, printTable, ROOT, sizeLabel, writeResult } from './lib/common.js';
-import { runBuildIndex, runCommand, runProbe } from './lib/child.js';
+import { ensureGenCorpus, runBuildIndex, runProbe, textPhaseSeconds } from './lib/child.js';
 import { rssOf, startServer } from './lib/server.js';
 import { runIvfPq } from './lib/ivfpq.js';
 import { ensureVectors, readVectors } from './lib/vectors.js';
@@ -34,9 +34,7 @@ mkdirSync(dir, { recursive: true });
 async function corpusOf(n: number): Promise<string> {
   const path = join(BENCH_DATA, `gen-${sizeLabel(n)}.jsonl`);
   if (existsSync(path)) return path;
-  const big = join(BENCH_DATA, 'gen-2m.jsonl');
-  if (!existsSync(big))
-    runCommand(process.execPath, [join(ROOT, 'dist/bench/gen-corpus.js'), '--passages', '2000000', '--out', big]);
+  const big = ensureGenCorpus(2_000_000);
   const ws = createWriteStream(path);
   let i = 0;
   for await (const line of createInterface({ input: createReadStream(big) })) {
@@ -52,12 +50,6 @@ function phaseSeconds(stderr: string, label: string): number {
   const lines = stderr.split('\n').filter((l) => l.startsWith(label) && / in [\d.]+(s|m\d+s)/.test(l));
   const m = /in (?:(\d+)m)?([\d.]+)s/.exec(lines[lines.length - 1] ?? '');
   return m ? Number(m[1] ?? 0) * 60 + Number(m[2]) : NaN;
-}
-
-/** The whole text + BM25 phase (reading, inverting, id indexes, BM25 merge) from the build's summary line. */
-function textPhaseSeconds(stderr: string): number {
-  const m = /text and BM25 phase: \S+ chunks in ([\d.]+)s/.exec(stderr);
-  return m ? Number(m[1]) : NaN;
 }
 
 const queriesPath = join(dir, 'q1000.f32');

@@ -8,10 +8,10 @@
  *
  *   npm run build && node dist/bench/text-build.js [--size 1000000] [--python /usr/bin/python3]
  */
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { arg, BENCH_DATA, printTable, ROOT, sizeLabel, summarize, writeResult } from './lib/common.js';
-import { runBuildIndex, runCommand } from './lib/child.js';
+import { ensureGenCorpus, lastJsonLine, runBuildIndex, runCommand, textPhaseSeconds } from './lib/child.js';
 import { loadRealQuestions } from './lib/queries.js';
 import { benchRetriever, openBenchCorpus, precomputedEncoder } from './lib/retriever.js';
 
@@ -23,10 +23,7 @@ const name = `text${sizeLabel(n)}`;
 const xapianDb = join(dir, `xapian-${sizeLabel(n)}`);
 mkdirSync(dir, { recursive: true });
 
-const corpus = join(BENCH_DATA, `gen-${sizeLabel(n)}.jsonl`);
-if (!existsSync(corpus)) {
-  runCommand(process.execPath, [join(ROOT, 'dist/bench/gen-corpus.js'), '--passages', String(n), '--out', corpus]);
-}
+const corpus = ensureGenCorpus(n);
 const questions = loadRealQuestions();
 const questionsPath = join(dir, 'questions.jsonl');
 writeFileSync(questionsPath, questions.map((q) => JSON.stringify(q)).join('\n') + '\n');
@@ -44,9 +41,8 @@ const ours = runBuildIndex([
   indexDir,
   '--no-dense',
 ]);
-const phase = /text and BM25 phase: \S+ chunks in ([\d.]+)s/.exec(ours.stderr);
-if (!phase) throw new Error(`no text-phase line in build-index output:\n${ours.stderr.slice(-2000)}`);
-const oursS = Number(phase[1]);
+const oursS = textPhaseSeconds(ours.stderr);
+if (Number.isNaN(oursS)) throw new Error(`no text-phase line in build-index output:\n${ours.stderr.slice(-2000)}`);
 
 // the peer
 rmSync(xapianDb, { recursive: true, force: true });
@@ -59,7 +55,7 @@ const peer = runCommand(py, [
   '--input',
   corpus,
 ]);
-const peerBuild = JSON.parse(peer.stdout.trim().split('\n').pop() ?? '{}') as { seconds: number; bytes: number };
+const peerBuild = lastJsonLine<{ seconds: number; bytes: number }>(peer.stdout);
 
 // BM25 latency, ours on one thread (as Xapian runs), then split with the BM25 thread (the server default)
 const latency: Record<string, { p50: number; p99: number }> = {};
@@ -85,7 +81,7 @@ const pq = runCommand(py, [
   '--questions',
   questionsPath,
 ]);
-const peerQuery = JSON.parse(pq.stdout.trim().split('\n').pop() ?? '{}') as { p50ms: number; p99ms: number };
+const peerQuery = lastJsonLine<{ p50ms: number; p99ms: number }>(pq.stdout);
 
 const rows = [
   {

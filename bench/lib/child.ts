@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { ROOT } from './common.js';
+import { BENCH_DATA, ROOT, sizeLabel } from './common.js';
 
 /**
  * Runs a bench probe in its own process (so its memory is its own) under
@@ -47,4 +47,24 @@ export function runCommand(
 /** Runs the real build-index CLI (under /usr/bin/time). */
 export function runBuildIndex(args: string[]): { wallS: number; maxRssMiB?: number; stdout: string; stderr: string } {
   return runCommand(process.execPath, [join(ROOT, 'bin/build-index.js'), ...args]);
+}
+
+/** The generated wiki-18-style corpus of `n` passages, bench/data/gen-<size>.jsonl, generated on first use. */
+export function ensureGenCorpus(n: number): string {
+  const path = join(BENCH_DATA, `gen-${sizeLabel(n)}.jsonl`);
+  if (!existsSync(path)) {
+    runCommand(process.execPath, [join(ROOT, 'dist/bench/gen-corpus.js'), '--passages', String(n), '--out', path]);
+  }
+  return path;
+}
+
+/** The JSON object a peer prints as the last line of its stdout. */
+export function lastJsonLine<T = Record<string, unknown>>(stdout: string): T {
+  return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as T;
+}
+
+/** Seconds of build-index's whole text and BM25 phase (read, invert, id indexes, merge), from its summary line. */
+export function textPhaseSeconds(stderr: string): number {
+  const m = /text and BM25 phase: \S+ chunks in ([\d.]+)s/.exec(stderr);
+  return m ? Number(m[1]) : NaN;
 }

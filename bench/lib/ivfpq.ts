@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { runCommand } from './child.js';
+import { lastJsonLine, runCommand } from './child.js';
 import { ROOT } from './common.js';
 
 /** What faiss IVF1024,PQ96 (bench/ann_peer.py) runs on: an .fbin base, f32 queries, exact truth. */
@@ -47,6 +47,6 @@ export function runIvfPq(
     '--nprobe',
     f.nprobe,
   ]);
-  const json = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+  const json = lastJsonLine(r.stdout);
   return { json, wallS: r.wallS, ...(r.maxRssMiB !== undefined ? { maxRssMiB: r.maxRssMiB } : {}) };
 }

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { runBuildIndex, runCommand } from './child.js';
-import { BENCH_DATA, ROOT } from './common.js';
+import { ensureGenCorpus, runBuildIndex } from './child.js';
+import { BENCH_DATA } from './common.js';
 import { ensureVectors } from './vectors.js';
 
 /**
@@ -25,8 +25,7 @@ export function loadIndexInputs(model = BERT_BASE): { corpus: string; vectors: s
 export function ensureLoadIndex(name = 'load100k', model = BERT_BASE): void {
   if (existsSync(join(LOAD_INDEX_DIR, name, 'manifest.json'))) return;
   const { corpus, vectors, dim } = loadIndexInputs(model);
-  if (!existsSync(corpus))
-    runCommand(process.execPath, [join(ROOT, 'dist/bench/gen-corpus.js'), '--passages', '100000', '--out', corpus]);
+  ensureGenCorpus(100_000); // the corpus above: gen-100k.jsonl
   ensureVectors(vectors, 'clustered', 100_000, dim, 11, true);
   runBuildIndex([
     '--name',
