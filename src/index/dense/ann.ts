@@ -25,15 +25,20 @@ export const ANN_DEFAULTS: AnnParams = {
   quantization: 'i8',
 };
 
-/** Up to this many chunks the graph is denser (M 24) and walked narrower (efSearch 128). */
-const DENSE_GRAPH_MAX_CHUNKS = 1_000_000;
+/**
+ * Up to this many chunks the graph is denser (M 24). At 768-d i8 a node of an
+ * M 24 graph takes ≈ 980 bytes against ≈ 916 for M 16, so above 20M chunks
+ * (wiki-18 has 21.0M) M 24 would pass 20 GB (19.2 GiB at 21M) and M 16
+ * (≈ 18 GiB) is the default.
+ */
+const DENSE_GRAPH_MAX_CHUNKS = 20_000_000;
 
 /**
- * The M a build uses when none is given. On 1M clustered vectors, in one run
- * (BENCHMARKS.md), M 24 reaches recall@10 0.981 at efSearch 128 in 0.89 ms
- * where M 16 needs efSearch 384 and 1.26 ms for 0.987; the graph costs 7%
- * more (935 against 874 MiB per million). Above 1M, M 16 keeps wiki-18's
- * 21M graph within 20 GB.
+ * The M a build uses when none is given. M 24 against M 16 on the same
+ * clustered vectors (BENCHMARKS.md): at 1M, recall@10 0.981 at efSearch 128
+ * in 0.89 ms where M 16 needs efSearch 384 and 1.26 ms for 0.987; at 2M,
+ * 0.977 at efSearch 384 in 2.0 ms where M 16 reaches 0.957 at efSearch 768
+ * in 3.1 ms. The graph costs 7% more memory (935 against 874 MiB per million).
  */
 export function defaultConnectivity(chunks: number): number {
   return chunks > DENSE_GRAPH_MAX_CHUNKS ? ANN_DEFAULTS.connectivity : 24;
@@ -41,13 +46,17 @@ export function defaultConnectivity(chunks: number): number {
 
 /**
  * The efSearch a build stores when none is given, for the graph's M. Recall at
- * a fixed efSearch falls as a corpus grows (M 16, 1M clustered: 0.987 at 384;
- * 2M: 0.928 at 384, 0.959 at 768, BENCHMARKS.md), so larger corpora get a
- * larger default; a denser graph (M ≥ 24) needs a narrower walk.
+ * a fixed efSearch falls as a corpus grows (BENCHMARKS.md, clustered vectors:
+ * M 24 reaches 0.981 at 128 on 1M and 0.977 at 384 on 2M; M 16 0.987 at 384
+ * on 1M and 0.957 at 768 on 2M), so larger corpora get a wider walk, and a
+ * denser graph (M ≥ 24) a narrower one. Above the measured sizes the widest.
  */
 export function defaultExpansionSearch(chunks: number, connectivity = defaultConnectivity(chunks)): number {
-  if (chunks > DENSE_GRAPH_MAX_CHUNKS) return 768;
-  return connectivity >= 24 ? 128 : ANN_DEFAULTS.expansionSearch;
+  if (connectivity >= 24) {
+    if (chunks <= 1_000_000) return 128;
+    return chunks <= 2_000_000 ? 384 : 768;
+  }
+  return chunks <= 1_000_000 ? ANN_DEFAULTS.expansionSearch : 768;
 }
 
 const SCALARS: Record<AnnQuantization, ScalarKind> = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 };

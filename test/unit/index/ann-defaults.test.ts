@@ -9,16 +9,25 @@ describe('default HNSW shape', () => {
     expect(defaultExpansionSearch(500_000, 24)).toBe(128);
   });
 
-  it('keeps M 16 above 1M chunks (wiki-18 within 20 GB) with efSearch 768', () => {
-    expect(defaultConnectivity(1_000_001)).toBe(ANN_DEFAULTS.connectivity);
+  it('keeps M 24 up to 20M chunks, walked wider as the corpus grows (384 up to 2M, then 768)', () => {
+    expect(defaultConnectivity(1_000_001)).toBe(24);
+    expect(defaultConnectivity(20_000_000)).toBe(24);
+    expect(defaultExpansionSearch(1_000_001)).toBe(384);
+    expect(defaultExpansionSearch(2_000_000)).toBe(384);
+    expect(defaultExpansionSearch(2_000_001)).toBe(768);
+    expect(defaultExpansionSearch(20_000_000)).toBe(768);
+  });
+
+  it('drops to M 16 above 20M chunks (wiki-18 within 20 GB) with efSearch 768', () => {
+    expect(defaultConnectivity(20_000_001)).toBe(ANN_DEFAULTS.connectivity);
     expect(defaultConnectivity(21_015_324)).toBe(16);
-    expect(defaultExpansionSearch(1_000_001)).toBe(768);
     expect(defaultExpansionSearch(21_015_324)).toBe(768);
     expect(defaultExpansionSearch(21_015_324, 24)).toBe(768);
   });
 
   it('gives a graph built with M 16 by hand (--ann-m 16) the efSearch M 16 needs', () => {
     expect(defaultExpansionSearch(1_000_000, 16)).toBe(ANN_DEFAULTS.expansionSearch);
+    expect(defaultExpansionSearch(2_000_000, 16)).toBe(768);
     expect(ANN_DEFAULTS.expansionSearch).toBe(384);
   });
 });
