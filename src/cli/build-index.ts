@@ -105,7 +105,10 @@ export async function main(argv: string[]): Promise<void> {
       default: 20_000,
       describe: 'corpora with at most this many chunks are searched exactly (no HNSW)',
     })
-    .option('ann-m', { type: 'number', describe: 'HNSW M, the graph degree (default 24 up to 1M chunks, 16 above)' })
+    .option('ann-m', {
+      type: 'number',
+      describe: 'HNSW M, the graph degree (default 24 up to 20M chunks, 16 above: wiki-18 within 20 GB)',
+    })
     .option('ann-ef-construction', {
       type: 'number',
       default: ANN_DEFAULTS.expansionAdd,
@@ -113,7 +116,7 @@ export async function main(argv: string[]): Promise<void> {
     })
     .option('ann-ef-search', {
       type: 'number',
-      describe: `HNSW efSearch stored in the index (default 128 with M ≥ 24 and ${ANN_DEFAULTS.expansionSearch} below, 768 above 1M chunks)`,
+      describe: `HNSW efSearch stored in the index (default with M ≥ 24: 128 up to 1M chunks, 384 up to 2M, 768 above; with a smaller M: ${ANN_DEFAULTS.expansionSearch} up to 1M, 768 above)`,
     })
     .option('ann-quantization', {
       choices: ['f32', 'f16', 'i8'] as const,
