@@ -10,7 +10,7 @@
 import { rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { arg, BENCH_DATA, printTable, ROOT, sizeLabel, writeResult } from './lib/common.js';
-import { ensureGenCorpus, runBuildIndex, runProbe } from './lib/child.js';
+import { ensureGenCorpus, buildWiki18Index, runProbe } from './lib/child.js';
 
 const sizes = (arg('sizes', '100000,500000,2000000') as string).split(',').map(Number);
 const indexDir = arg('index-dir', join(BENCH_DATA, 'indexes')) as string;
@@ -20,15 +20,7 @@ for (const n of sizes) {
   const input = ensureGenCorpus(n);
   const name = `gen-${sizeLabel(n)}`;
   rmSync(join(indexDir, name), { force: true });
-  const b = runBuildIndex([
-    '--name',
-    name,
-    '--input',
-    input,
-    '--format',
-    'wiki18',
-    '--index-dir',
-    indexDir,
+  const b = buildWiki18Index(name, input, indexDir, [
     '--no-dense', // text + BM25 only: the path this benchmark measures
     '--no-progress',
   ]);

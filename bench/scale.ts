@@ -14,7 +14,7 @@ import { createInterface } from 'node:readline';
 import { exactSearch, MetricKind } from 'usearch';
 import { defaultExpansionSearch } from '../src/index/dense/ann.js';
 import { arg, BENCH_DATA, printTable, ROOT, sizeLabel, writeResult } from './lib/common.js';
-import { ensureGenCorpus, runBuildIndex, runProbe, textPhaseSeconds } from './lib/child.js';
+import { ensureGenCorpus, buildWiki18Index, runProbe, textPhaseSeconds } from './lib/child.js';
 import { rssOf, startServer } from './lib/server.js';
 import { runIvfPq } from './lib/ivfpq.js';
 import { ensureVectors, readVectors } from './lib/vectors.js';
@@ -65,15 +65,7 @@ for (const n of sizes) {
   if (!existsSync(truthPath)) {
     writeFileSync(truthPath, exactTop10(vectors, readVectors(queriesPath, dim), n));
   }
-  const b = runBuildIndex([
-    '--name',
-    name,
-    '--input',
-    corpus,
-    '--format',
-    'wiki18',
-    '--index-dir',
-    indexDir,
+  const b = buildWiki18Index(name, corpus, indexDir, [
     '--model-path',
     model,
     '--vectors',

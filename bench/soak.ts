@@ -9,7 +9,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { arg, BENCH_DATA, printTable, SHARED, writeResult } from './lib/common.js';
-import { runBuildIndex } from './lib/child.js';
+import { buildWiki18Index } from './lib/child.js';
 import { loadRealQuestions } from './lib/queries.js';
 import { ensureVectors } from './lib/vectors.js';
 import { rssOf, startServer } from './lib/server.js';
@@ -22,15 +22,7 @@ const model = join(SHARED, 'models/tiny-e5');
 if (!existsSync(join(indexDir, 'soak100k', 'manifest.json'))) {
   const vectors = join(BENCH_DATA, 'vec-clustered-100k-32.fbin');
   ensureVectors(vectors, 'clustered', 100_000, 32, 5, true);
-  runBuildIndex([
-    '--name',
-    'soak100k',
-    '--input',
-    join(BENCH_DATA, 'gen-100k.jsonl'),
-    '--format',
-    'wiki18',
-    '--index-dir',
-    indexDir,
+  buildWiki18Index('soak100k', join(BENCH_DATA, 'gen-100k.jsonl'), indexDir, [
     '--model-path',
     model,
     '--vectors',

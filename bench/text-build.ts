@@ -11,7 +11,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { arg, BENCH_DATA, printTable, ROOT, sizeLabel, summarize, writeResult } from './lib/common.js';
-import { ensureGenCorpus, lastJsonLine, runBuildIndex, runCommand, textPhaseSeconds } from './lib/child.js';
+import { ensureGenCorpus, lastJsonLine, buildWiki18Index, runCommand, textPhaseSeconds } from './lib/child.js';
 import { loadRealQuestions } from './lib/queries.js';
 import { benchRetriever, openBenchCorpus, precomputedEncoder } from './lib/retriever.js';
 
@@ -30,17 +30,7 @@ writeFileSync(questionsPath, questions.map((q) => JSON.stringify(q)).join('\n') 
 
 // ours: the real CLI, BM25 only
 rmSync(join(indexDir, name), { recursive: true, force: true });
-const ours = runBuildIndex([
-  '--name',
-  name,
-  '--input',
-  corpus,
-  '--format',
-  'wiki18',
-  '--index-dir',
-  indexDir,
-  '--no-dense',
-]);
+const ours = buildWiki18Index(name, corpus, indexDir, ['--no-dense']);
 const oursS = textPhaseSeconds(ours.stderr);
 if (Number.isNaN(oursS)) throw new Error(`no text-phase line in build-index output:\n${ours.stderr.slice(-2000)}`);
 

@@ -44,9 +44,21 @@ export function runCommand(
   return { wallS, stdout: r.stdout, stderr: r.stderr, ...(m ? { maxRssMiB: Number(m[1]) / 1024 } : {}) };
 }
 
-/** Runs the real build-index CLI (under /usr/bin/time). */
-export function runBuildIndex(args: string[]): { wallS: number; maxRssMiB?: number; stdout: string; stderr: string } {
-  return runCommand(process.execPath, [join(ROOT, 'bin/build-index.js'), ...args]);
+/**
+ * Runs the real build-index CLI (under /usr/bin/time) on a wiki-18-format corpus, what every
+ * scale bench builds; `extra` flags follow the four common ones.
+ */
+export function buildWiki18Index(
+  name: string,
+  input: string,
+  indexDir: string,
+  extra: string[] = [],
+): ReturnType<typeof runCommand> {
+  return runCommand(process.execPath, [
+    join(ROOT, 'bin/build-index.js'),
+    ...['--name', name, '--input', input, '--format', 'wiki18', '--index-dir', indexDir],
+    ...extra,
+  ]);
 }
 
 /** The generated wiki-18-style corpus of `n` passages, bench/data/gen-<size>.jsonl, generated on first use. */

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensureGenCorpus, runBuildIndex } from './child.js';
+import { ensureGenCorpus, buildWiki18Index } from './child.js';
 import { BENCH_DATA } from './common.js';
 import { ensureVectors } from './vectors.js';
 
@@ -27,21 +27,7 @@ export function ensureLoadIndex(name = 'load100k', model = BERT_BASE): void {
   const { corpus, vectors, dim } = loadIndexInputs(model);
   ensureGenCorpus(100_000); // the corpus above: gen-100k.jsonl
   ensureVectors(vectors, 'clustered', 100_000, dim, 11, true);
-  runBuildIndex([
-    '--name',
-    name,
-    '--input',
-    corpus,
-    '--format',
-    'wiki18',
-    '--index-dir',
-    LOAD_INDEX_DIR,
-    '--model-path',
-    model,
-    '--vectors',
-    vectors,
-    '--no-progress',
-  ]);
+  buildWiki18Index(name, corpus, LOAD_INDEX_DIR, ['--model-path', model, '--vectors', vectors, '--no-progress']);
 }
 
 /** Server arguments for that index with the result cache off, so every request does real work. */
