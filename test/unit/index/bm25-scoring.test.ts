@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ByteSink, decodePostings, encodePosting } from '../../../src/index/bm25/postings-codec.js';
+import { ByteSink, decodePostings, encodePosting, readVarint } from '../../../src/index/bm25/postings-codec.js';
 import { decodeLength, encodeLength, idf, lengthNormTable } from '../../../src/index/bm25/scoring.js';
 
 describe('Lucene length quantisation', () => {
@@ -58,5 +58,31 @@ describe('postings codec', () => {
         },
       ),
     );
+  });
+
+  it('readVarint reads LEB128 values past 32 bits, and where the next one starts', () => {
+    /** LEB128 bytes of v, written with arithmetic that holds past 2^32 */
+    const leb = (v: number): number[] => {
+      const out: number[] = [];
+      do {
+        const low = v % 128;
+        v = Math.floor(v / 128);
+        out.push(v > 0 ? low | 0x80 : low);
+      } while (v > 0);
+      return out;
+    };
+    fc.assert(
+      fc.property(fc.array(fc.integer({ min: 0, max: 2 ** 49 }), { minLength: 1, maxLength: 20 }), (values) => {
+        const bytes = Uint8Array.from(values.flatMap(leb));
+        let pos = 0;
+        for (const v of values) {
+          const r = readVarint(bytes, pos);
+          expect(r.value).toBe(v);
+          pos = r.next;
+        }
+        expect(pos).toBe(bytes.length);
+      }),
+    );
+    expect(readVarint(Uint8Array.from([0xff, 0xff, 0xff, 0xff, 0x0f]), 0).value).toBe(2 ** 32 - 1);
   });
 });
