@@ -124,6 +124,12 @@ function firstDoc(rec: RunRecord): number {
  */
 function writeMerged(lists: RunRecord[], sink: ByteSink): number {
   sink.reset();
+  if (lists.length === 1) {
+    // most terms are rare and sit in one run: its bytes are already the list (the first gap is absolute)
+    const only = lists[0] as RunRecord;
+    sink.bytes(only.postings);
+    return only.df;
+  }
   const firsts = lists.map(firstDoc);
   const order = lists.map((_, i) => i).sort((a, b) => (firsts[a] as number) - (firsts[b] as number));
   const chains: number[][] = [];
