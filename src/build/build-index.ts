@@ -238,12 +238,18 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
     }
     opts.log.info(`indexing ${formatCount(writer.chunkCount)} chunks (ids, BM25 postings)…`);
     const readS = (performance.now() - phaseStart) / 1000;
-    let t = performance.now();
-    writer.finishIngest();
-    const idsS = (performance.now() - t) / 1000;
-    t = performance.now();
-    const stats = await bm25.finish(join(dir, INDEX_FILES.postings), join(dir, INDEX_FILES.norms), (entries) =>
-      writer.writeTerms(entries),
+    const t = performance.now();
+    let idsS = 0;
+    // the id indexes are built on this thread while the BM25 workers merge
+    const stats = await bm25.finish(
+      join(dir, INDEX_FILES.postings),
+      join(dir, INDEX_FILES.norms),
+      (entries) => writer.writeTerms(entries),
+      () => {
+        const ids = performance.now();
+        writer.finishIngest();
+        idsS = (performance.now() - ids) / 1000;
+      },
     );
     const mergeS = (performance.now() - t) / 1000;
     const totalS = (performance.now() - phaseStart) / 1000;
@@ -251,7 +257,8 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
     opts.log.info(
       `text and BM25 phase: ${formatCount(writer.chunkCount)} chunks in ${totalS.toFixed(1)}s ` +
         `(${formatCount(writer.chunkCount / totalS)} chunks/s; read and invert ${readS.toFixed(1)}s, ` +
-        `id indexes ${idsS.toFixed(1)}s, BM25 merge and term dictionary ${mergeS.toFixed(1)}s: ${stats.runs} runs in ${stats.mergeParts} parts)`,
+        `then ${mergeS.toFixed(1)}s for the BM25 merge and term dictionary with the id indexes (${idsS.toFixed(1)}s) built meanwhile: ` +
+        `${stats.runs} runs in ${stats.mergeParts} parts)`,
     );
     return {
       documents: writer.documentCount,

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
@@ -78,6 +78,48 @@ describe('BM25 build on worker threads', () => {
     expect(workers.terms).toEqual(inline.terms);
     expect(workers.postings.equals(inline.postings)).toBe(true);
     expect(workers.norms.equals(inline.norms)).toBe(true);
+  }, 60_000);
+
+  it('runs the whileMerging hook once, before the first term is written, and cleans up when it throws', async () => {
+    const docs = texts(12_000);
+    const dir = join(tmp.dir, 'hook');
+    mkdirSync(dir, { recursive: true });
+    const build = async (hook: () => void): Promise<string[]> => {
+      const events: string[] = [];
+      const builder = new Bm25Builder(createEnglishAnalyzer(), {
+        maxPostingsInMemory: 20_000,
+        tempDir: dir,
+        workers: 2,
+      });
+      for (let i = 0; i < docs.length; i++) {
+        const wait = builder.add(i, docs[i] as string);
+        if (wait) await wait;
+      }
+      await builder.finish(
+        join(dir, 'postings'),
+        join(dir, 'norms'),
+        (entries) => {
+          for (const e of entries) void e;
+          events.push('terms');
+        },
+        () => {
+          events.push('hook');
+          hook();
+        },
+      );
+      return events;
+    };
+    const events = await build(() => undefined);
+    expect(events[0]).toBe('hook');
+    expect(events.filter((e) => e === 'hook')).toHaveLength(1);
+    expect(events.filter((e) => e === 'terms').length).toBeGreaterThan(1);
+    await expect(
+      build(() => {
+        throw new Error('duplicate id');
+      }),
+    ).rejects.toThrow('duplicate id');
+    // no run or part file is left behind by the failed build
+    expect(readdirSync(dir).filter((f) => f !== 'postings' && f !== 'norms')).toEqual([]);
   }, 60_000);
 
   it('merging consecutive term ranges gives the bytes and dictionary of one whole merge', () => {

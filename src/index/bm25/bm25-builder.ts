@@ -112,11 +112,16 @@ export class Bm25Builder {
    * per part, in term order) the term dictionary. With workers, each merges
    * one term range of all runs into a part file while this thread copies the
    * finished parts into place and writes their terms.
+   *
+   * `whileMerging`, when given, runs on this thread once the merges are under
+   * way, before the first term is written (the build creates its id indexes
+   * there, so they cost no wall time of their own).
    */
   async finish(
     postingsPath: string,
     normsPath: string,
     writeTerms: (entries: Iterable<TermEntry>) => void,
+    whileMerging?: () => void,
   ): Promise<Bm25BuildStats> {
     let runs: RunFile[] = [];
     let postings = 0;
@@ -134,6 +139,7 @@ export class Bm25Builder {
       if (this.inline) {
         postings = this.inline.postings;
         writeFileSync(normsPath, this.norms.subarray(0, this.nextNum));
+        whileMerging?.();
         if (this.inline.runs.length === 0) writeTerms(counted(writeFromMemory(this.inline, out)));
         else {
           this.inline.spill();
@@ -165,6 +171,7 @@ export class Bm25Builder {
         });
         // a failed merge must not leave the others unobserved
         for (const m of merges) m.catch(() => undefined);
+        whileMerging?.();
         for (const merge of merges) {
           const part = await merge;
           const base = out.offset;
@@ -174,9 +181,10 @@ export class Bm25Builder {
       }
     } finally {
       out.close();
+      // stop the workers first: one still merging could create its part file after the removal
+      await this.abort();
       for (const r of runs) rmSync(r.path, { force: true });
       for (const p of partPaths) rmSync(p, { force: true });
-      await this.abort();
     }
     return {
       docCount: this.docCount,
