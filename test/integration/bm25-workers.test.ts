@@ -122,6 +122,37 @@ describe('BM25 build on worker threads', () => {
     expect(readdirSync(dir).filter((f) => f !== 'postings' && f !== 'norms')).toEqual([]);
   }, 60_000);
 
+  it('spills the same runs whether it keeps its vocabulary across spills or starts over', () => {
+    const dir = join(tmp.dir, 'vocab');
+    mkdirSync(dir, { recursive: true });
+    let seed = 3;
+    const rand = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
+    const docs = Array.from({ length: 3_000 }, () =>
+      Array.from({ length: 8 }, () => `w${Math.floor(rand() * rand() * 5_000).toString(36)}`).join(' '),
+    );
+    const merged = (cap: number, name: string): { bytes: Buffer; terms: TermEntry[]; runs: number } => {
+      const inverter = new Inverter(createEnglishAnalyzer(), 2_000, dir, name, cap);
+      docs.forEach((d, i) => inverter.add(i, d));
+      inverter.spill();
+      const out = new FileWriter(join(dir, `${name}.out`));
+      const terms = [...mergeRuns(inverter.runs, out)];
+      out.close();
+      return { bytes: readFileSync(join(dir, `${name}.out`)), terms, runs: inverter.runs.length };
+    };
+    const kept = merged(1 << 20, 'kept');
+    const reset = merged(50, 'reset'); // past 50 terms at every spill: a fresh vocabulary each run
+    expect(kept.runs).toBeGreaterThan(5);
+    expect(reset.runs).toBe(kept.runs);
+    expect(reset.terms).toEqual(kept.terms);
+    expect(reset.bytes.equals(kept.bytes)).toBe(true);
+    // and both are the one in-memory pass's postings
+    const whole = new Inverter(createEnglishAnalyzer(), 1_000_000, dir, 'whole');
+    docs.forEach((d, i) => whole.add(i, d));
+    const lists = [...whole.lists()];
+    expect(lists.map((l) => l.term)).toEqual(kept.terms.map((t) => t.term));
+    expect(lists.map((l) => l.docs.length)).toEqual(kept.terms.map((t) => t.df));
+  });
+
   it('merging consecutive term ranges gives the bytes and dictionary of one whole merge', () => {
     const dir = join(tmp.dir, 'ranges');
     mkdirSync(dir, { recursive: true });

@@ -10,16 +10,26 @@ export interface PostingList {
   tfs: Uint32Array;
 }
 
+/** Terms an inverter remembers across runs before it starts a fresh vocabulary at a spill. */
+export const DEFAULT_VOCABULARY_CAP = 1 << 20;
+
 /**
  * Single-pass in-memory inversion (SPIMI) for one thread: postings go into
  * flat typed arrays; when they fill up they are sorted by term and spilled as
- * a run file. Memory is O(maxPostings + one run's vocabulary), not O(corpus).
+ * a run file. Memory is O(maxPostings + vocabularyCap), not O(corpus).
  * Chunk numbers must increase but need not be consecutive (a worker sees
  * every other batch).
+ *
+ * The vocabulary (term ids, and the term order of the last spill) is kept
+ * from one run to the next until it passes `vocabularyCap` terms: forgetting
+ * it at every spill made each run look every word up again by string.
  */
 export class Inverter {
   private termIds = new Map<string, number>();
   private terms: string[] = [];
+  /** Ids of terms[0, sortedCount) in term order, as of the last spill. */
+  private sorted = new Int32Array(0);
+  private sortedCount = 0;
   private pTerm: Uint32Array;
   private pDoc: Uint32Array;
   private pTf: Uint32Array;
@@ -37,6 +47,7 @@ export class Inverter {
     private readonly maxPostings: number,
     private readonly tempDir: string,
     private readonly runPrefix: string,
+    private readonly vocabularyCap = DEFAULT_VOCABULARY_CAP,
   ) {
     this.interner = analyzer.createInterner(1 << 20);
     this.pTerm = new Uint32Array(maxPostings);
@@ -102,14 +113,44 @@ export class Inverter {
       docs[pos] = this.pDoc[i] as number;
       tfs[pos] = this.pTf[i] as number;
     }
-    const order = Array.from({ length: T }, (_, i) => i);
+    const order = this.termOrder();
     const terms = this.terms;
-    order.sort((a, b) => compareTerms(terms[a] as string, terms[b] as string));
-    for (const id of order) {
+    for (let k = 0; k < T; k++) {
+      const id = order[k] as number;
       const from = starts[id] as number;
       const to = starts[id + 1] as number;
       if (to > from) yield { term: terms[id] as string, docs: docs.subarray(from, to), tfs: tfs.subarray(from, to) };
     }
+  }
+
+  /** Every term id in term order: the terms new since the last spill are sorted and merged into its order. */
+  private termOrder(): Int32Array {
+    const T = this.terms.length;
+    if (this.sortedCount === T) return this.sorted;
+    const terms = this.terms;
+    const fresh = Array.from({ length: T - this.sortedCount }, (_, i) => this.sortedCount + i);
+    fresh.sort((a, b) => compareTerms(terms[a] as string, terms[b] as string));
+    const old = this.sorted;
+    const merged = new Int32Array(T);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < this.sortedCount && j < fresh.length) {
+      const a = old[i] as number;
+      const b = fresh[j] as number;
+      if (compareTerms(terms[a] as string, terms[b] as string) <= 0) {
+        merged[k++] = a;
+        i++;
+      } else {
+        merged[k++] = b;
+        j++;
+      }
+    }
+    while (i < this.sortedCount) merged[k++] = old[i++] as number;
+    while (j < fresh.length) merged[k++] = fresh[j++] as number;
+    this.sorted = merged;
+    this.sortedCount = T;
+    return merged;
   }
 
   /** Writes the in-memory postings as a sorted run file and starts a new run. */
@@ -127,12 +168,16 @@ export class Inverter {
     }
     out.close();
     this.runs.push({ path, bytes: out.offset, samples });
-    // run-local vocabulary: memory stays bounded by one run, not the corpus
     this.n = 0;
-    this.termIds = new Map();
-    this.terms = [];
-    this.scratch = new Int32Array(1024);
-    this.interner.resetIds();
+    // a vocabulary past its cap starts over: memory stays bounded, not O(corpus)
+    if (this.terms.length > this.vocabularyCap) {
+      this.termIds = new Map();
+      this.terms = [];
+      this.sorted = new Int32Array(0);
+      this.sortedCount = 0;
+      this.scratch = new Int32Array(1024);
+      this.interner.resetIds();
+    }
   }
 
   get inMemory(): number {
