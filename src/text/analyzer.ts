@@ -35,9 +35,9 @@ export function createEnglishAnalyzer(): Analyzer {
     for (;;) {
       const epoch = interner.epoch;
       let n = 0;
-      scanWords(text, (start, end) => {
+      scanWords(text, (start, end, hash) => {
         if (end - start > MAX_TOKEN_CHARS) return;
-        const handle = interner.intern(text, start, end);
+        const handle = interner.internHashed(text, start, end, hash);
         if (interner.isStop(handle)) return;
         if (n === out.buf.length) {
           const next = new Int32Array(out.buf.length * 2);
@@ -58,9 +58,9 @@ export function createEnglishAnalyzer(): Analyzer {
     analyze(text: string): string[] {
       queryCache.clearIfFull();
       const out: string[] = [];
-      scanWords(text, (start, end) => {
+      scanWords(text, (start, end, hash) => {
         if (end - start > MAX_TOKEN_CHARS) return;
-        const term = queryCache.termOf(queryCache.intern(text, start, end));
+        const term = queryCache.termOf(queryCache.internHashed(text, start, end, hash));
         if (term !== null && term !== undefined) out.push(term);
       });
       return out;

@@ -1,3 +1,5 @@
+import { hashSpan } from './word-scanner.js';
+
 /**
  * A cache from raw word spans of a text to their analyzed term, keyed by the
  * characters themselves (FNV-1a over UTF-16 code units, open addressing), so
@@ -55,8 +57,11 @@ export class SpanInterner {
 
   /** Handle of text[start, end); creates the entry on first sight. */
   intern(text: string, start: number, end: number): number {
-    let h = 0x811c9dc5 | 0;
-    for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 16777619);
+    return this.internHashed(text, start, end, hashSpan(text, start, end));
+  }
+
+  /** `intern` with the span's hash already known (`hash` must be hashSpan(text, start, end), as scanWords reports). */
+  internHashed(text: string, start: number, end: number, h: number): number {
     const len = end - start;
     const inline = len < INLINE_CHARS ? len : INLINE_CHARS;
     const slots = this.slots;
@@ -84,7 +89,7 @@ export class SpanInterner {
     }
     if (this.count >= this.capacity) {
       this.grow();
-      return this.intern(text, start, end);
+      return this.internHashed(text, start, end, h);
     }
     const term = this.normalize(text.slice(start, end));
     const b = slot * SLOT;

@@ -67,67 +67,78 @@ function classifyAstral(cp: number): number {
   return c;
 }
 
-/** Calls `emit(start, end)` for each word of `text`, as UTF-16 offsets. */
-export function scanWords(text: string, emit: (start: number, end: number) => void): void {
+/** FNV-1a over UTF-16 code units: the hash `scanWords` reports and `SpanInterner` keys on. */
+export const FNV_OFFSET = 0x811c9dc5 | 0;
+export const FNV_PRIME = 16777619;
+
+/** FNV-1a of text[start, end), the same value `scanWords` reports for a word there. */
+export function hashSpan(text: string, start: number, end: number): number {
+  let h = FNV_OFFSET;
+  for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), FNV_PRIME);
+  return h;
+}
+
+/**
+ * Calls `emit(start, end, hash)` for each word of `text`, as UTF-16 offsets,
+ * with `hash` = hashSpan(text, start, end), computed from the code units the
+ * scan reads anyway (hashing again in the interner was a second pass over
+ * every word).
+ */
+export function scanWords(text: string, emit: (start: number, end: number, hash: number) => void): void {
   const table = getBmpTable();
   const n = text.length;
-  // class and width (1 or 2 code units) at position i
-  const classAt = (i: number): number => {
-    const u = text.charCodeAt(i);
-    if (u >= 0xd800 && u <= 0xdbff && i + 1 < n) {
-      return classifyAstral(text.codePointAt(i) ?? u);
-    }
-    return table[u] ?? OTHER;
-  };
-  const widthAt = (i: number): number => {
-    const u = text.charCodeAt(i);
-    return u >= 0xd800 && u <= 0xdbff && i + 1 < n ? 2 : 1;
-  };
-
   let i = 0;
   while (i < n) {
-    const c = classAt(i);
+    const u = text.charCodeAt(i);
+    // class and width (1 or 2 code units) at i; a high surrogate with a unit after it is one pair
+    const pair = u >= 0xd800 && u <= 0xdbff && i + 1 < n;
+    const c = pair ? classifyAstral(text.codePointAt(i) ?? u) : (table[u] as number);
+    const w = pair ? 2 : 1;
     if (c === IDEO) {
-      const w = widthAt(i);
-      emit(i, i + w);
+      emit(i, i + w, hashSpan(text, i, i + w));
       i += w;
       continue;
     }
     if (c !== LETTER && c !== DIGIT && c !== EXTEND_NUM_LET) {
-      i += widthAt(i);
+      i += w;
       continue;
     }
     const start = i;
+    let h = Math.imul(FNV_OFFSET ^ u, FNV_PRIME);
+    if (pair) h = Math.imul(h ^ text.charCodeAt(i + 1), FNV_PRIME);
     let last = c; // class of the last letter/digit/'_' in the word
     let hasWordChar = c !== EXTEND_NUM_LET;
-    let j = i + widthAt(i);
+    let j = i + w;
     while (j < n) {
-      const cj = classAt(j);
+      const uj = text.charCodeAt(j);
+      const pj = uj >= 0xd800 && uj <= 0xdbff && j + 1 < n;
+      const cj = pj ? classifyAstral(text.codePointAt(j) ?? uj) : (table[uj] as number);
+      const wj = pj ? 2 : 1;
+      let joins = cj === LETTER || cj === DIGIT || cj === EXTEND_NUM_LET || cj === EXTEND;
       if (cj === LETTER || cj === DIGIT || cj === EXTEND_NUM_LET) {
         last = cj;
         if (cj !== EXTEND_NUM_LET) hasWordChar = true;
-        j += widthAt(j);
-        continue;
-      }
-      if (cj === EXTEND) {
-        j += widthAt(j);
-        continue;
-      }
-      if (cj === MID_LETTER || cj === MID_NUM || cj === MID_NUM_LET) {
-        const k = j + widthAt(j);
+      } else if (cj === MID_LETTER || cj === MID_NUM || cj === MID_NUM_LET) {
+        const k = j + wj;
         if (k < n) {
-          const next = classAt(k);
-          const joinsLetters = last === LETTER && next === LETTER && (cj === MID_LETTER || cj === MID_NUM_LET);
-          const joinsDigits = last === DIGIT && next === DIGIT && (cj === MID_NUM || cj === MID_NUM_LET);
-          if (joinsLetters || joinsDigits) {
-            j = k;
-            continue;
-          }
+          const next = classAt(text, table, k, n);
+          joins =
+            (last === LETTER && next === LETTER && (cj === MID_LETTER || cj === MID_NUM_LET)) ||
+            (last === DIGIT && next === DIGIT && (cj === MID_NUM || cj === MID_NUM_LET));
         }
       }
-      break;
+      if (!joins) break;
+      h = Math.imul(h ^ uj, FNV_PRIME);
+      if (pj) h = Math.imul(h ^ text.charCodeAt(j + 1), FNV_PRIME);
+      j += wj;
     }
-    if (hasWordChar) emit(start, j);
+    if (hasWordChar) emit(start, j, h);
     i = j;
   }
+}
+
+function classAt(text: string, table: Uint8Array, i: number, n: number): number {
+  const u = text.charCodeAt(i);
+  if (u >= 0xd800 && u <= 0xdbff && i + 1 < n) return classifyAstral(text.codePointAt(i) ?? u);
+  return table[u] as number;
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createEnglishAnalyzer, normalizeToken } from '../../../src/text/analyzer.js';
-import { scanWords } from '../../../src/text/word-scanner.js';
+import { hashSpan, scanWords } from '../../../src/text/word-scanner.js';
 
 function words(text: string): string[] {
   const out: string[] = [];
@@ -44,6 +44,45 @@ describe('scanWords (UAX#29-style)', () => {
         });
       }),
     );
+  });
+
+  it('reports the FNV-1a hash of each word it emits, surrogate pairs and joiners included', () => {
+    const units = [
+      'a',
+      'Z',
+      'é',
+      '1',
+      '.',
+      "'",
+      ',',
+      ':',
+      '_',
+      ' ',
+      '東',
+      '\u0301',
+      '\ud835\udc9c',
+      '\ud83d\ude00',
+      '\ud800',
+      '-',
+    ];
+    const text = fc.oneof(
+      fc.array(fc.constantFrom(...units), { maxLength: 40 }).map((a) => a.join('')),
+      fc.string({ unit: 'binary', maxLength: 80 }),
+    );
+    fc.assert(
+      fc.property(text, (t) => {
+        scanWords(t, (s, e, h) => expect(h).toBe(hashSpan(t, s, e)));
+      }),
+      { numRuns: 2000 },
+    );
+    // FNV-1a's published offset basis and prime, over UTF-16 code units
+    expect(hashSpan('a', 0, 1)).toBe(Math.imul(0x811c9dc5 ^ 0x61, 16777619));
+    let seen = 0;
+    scanWords("x don't 𝒜b", (s, e, h) => {
+      seen++;
+      expect(h).toBe(hashSpan("x don't 𝒜b", s, e));
+    });
+    expect(seen).toBe(3);
   });
 });
 
