@@ -50,8 +50,6 @@ export function isBertDroppedChar(cp: number): boolean {
 }
 
 // 0 = word char, 1 = whitespace, 2 = punctuation/CJK (a word alone), 3 = dropped
-let asciiClass: Uint8Array | undefined;
-
 function classify(cp: number): number {
   if (isBertDroppedChar(cp)) return 3;
   if (isBertWhitespace(cp)) return 1;
@@ -59,12 +57,37 @@ function classify(cp: number): number {
   return 0;
 }
 
-function getAsciiClass(): Uint8Array {
-  if (!asciiClass) {
-    asciiClass = new Uint8Array(128);
-    for (let cp = 0; cp < 128; cp++) asciiClass[cp] = classify(cp);
+// Classes are memoised: a BMP code point is classified (three Unicode-property
+// regexes, ≈ 1.6 µs) the first time it is seen, then read from a table. Without
+// the memo the 0.3% of non-ASCII characters in real Wikipedia text doubled the
+// time of a wiki-18 word count.
+const UNSEEN = 255;
+let bmpClass: Uint8Array | undefined;
+const astralClass = new Map<number, number>();
+
+function getBmpClass(): Uint8Array {
+  if (!bmpClass) {
+    bmpClass = new Uint8Array(0x10000).fill(UNSEEN);
+    for (let cp = 0; cp < 128; cp++) bmpClass[cp] = classify(cp);
   }
-  return asciiClass;
+  return bmpClass;
+}
+
+function classOf(table: Uint8Array, cp: number): number {
+  if (cp < 0x10000) {
+    let c = table[cp] as number;
+    if (c === UNSEEN) {
+      c = classify(cp);
+      table[cp] = c;
+    }
+    return c;
+  }
+  let c = astralClass.get(cp);
+  if (c === undefined) {
+    c = classify(cp);
+    if (astralClass.size < 100_000) astralClass.set(cp, c);
+  }
+  return c;
 }
 
 /** The number of words bertWords(text) returns, without allocating them. */
@@ -81,14 +104,14 @@ export function countBertWords(text: string): number {
  * characters, which a consumer that reads the word's text must skip.
  */
 export function forEachBertWord(text: string, emit: (start: number, end: number) => void): void {
-  const ascii = getAsciiClass();
+  const table = getBmpClass();
   let wordStart = -1;
   const n = text.length;
   for (let i = 0; i < n;) {
     let cp = text.charCodeAt(i);
     if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < n) cp = text.codePointAt(i) as number;
     const w = cp > 0xffff ? 2 : 1;
-    const c = cp < 128 ? (ascii[cp] as number) : classify(cp);
+    const c = cp < 128 ? (table[cp] as number) : classOf(table, cp);
     if (c === 0) {
       if (wordStart < 0) wordStart = i;
     } else if (c !== 3) {
