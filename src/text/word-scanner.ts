@@ -90,8 +90,8 @@ export function scanWords(text: string, emit: (start: number, end: number, hash:
   let i = 0;
   while (i < n) {
     const u = text.charCodeAt(i);
-    // class and width (1 or 2 code units) at i; a high surrogate with a unit after it is one pair
-    const pair = u >= 0xd800 && u <= 0xdbff && i + 1 < n;
+    // class and width (1 or 2 code units) at i; a lone surrogate is one unit of class OTHER
+    const pair = u >= 0xd800 && u <= 0xdbff && i + 1 < n && isLowSurrogate(text.charCodeAt(i + 1));
     const c = pair ? classifyAstral(text.codePointAt(i) ?? u) : (table[u] as number);
     const w = pair ? 2 : 1;
     if (c === IDEO) {
@@ -111,7 +111,7 @@ export function scanWords(text: string, emit: (start: number, end: number, hash:
     let j = i + w;
     while (j < n) {
       const uj = text.charCodeAt(j);
-      const pj = uj >= 0xd800 && uj <= 0xdbff && j + 1 < n;
+      const pj = uj >= 0xd800 && uj <= 0xdbff && j + 1 < n && isLowSurrogate(text.charCodeAt(j + 1));
       const cj = pj ? classifyAstral(text.codePointAt(j) ?? uj) : (table[uj] as number);
       const wj = pj ? 2 : 1;
       let joins = cj === LETTER || cj === DIGIT || cj === EXTEND_NUM_LET || cj === EXTEND;
@@ -139,6 +139,12 @@ export function scanWords(text: string, emit: (start: number, end: number, hash:
 
 function classAt(text: string, table: Uint8Array, i: number, n: number): number {
   const u = text.charCodeAt(i);
-  if (u >= 0xd800 && u <= 0xdbff && i + 1 < n) return classifyAstral(text.codePointAt(i) ?? u);
+  if (u >= 0xd800 && u <= 0xdbff && i + 1 < n && isLowSurrogate(text.charCodeAt(i + 1))) {
+    return classifyAstral(text.codePointAt(i) ?? u);
+  }
   return table[u] as number;
+}
+
+function isLowSurrogate(u: number): boolean {
+  return u >= 0xdc00 && u <= 0xdfff;
 }

@@ -34,6 +34,11 @@ describe('scanWords (UAX#29-style)', () => {
     expect(words('cafe\u0301 𝒜lpha 😀 end')).toEqual(['cafe\u0301', '𝒜lpha', 'end']);
   });
 
+  it('a lone surrogate is one character that joins no word and swallows none', () => {
+    expect(words('\ud800abc x\udc00y z\ud800')).toEqual(['abc', 'x', 'y', 'z']);
+    expect(words('\ud835\udc9clpha')).toEqual(['\ud835\udc9clpha']);
+  });
+
   it('never emits an empty or out-of-range span', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary', maxLength: 200 }), (text) => {
