@@ -7,6 +7,7 @@
  * graph walked on every core), BM25 and hybrid latency, and resident memory.
  */
 import { readFileSync } from 'node:fs';
+import { DEFAULTS } from '../src/config.js';
 import { arg, rssMiB, summarize } from './lib/common.js';
 import { loadRealQuestions } from './lib/queries.js';
 import { benchRetriever, openBenchCorpus, precomputedEncoder } from './lib/retriever.js';
@@ -24,13 +25,15 @@ const efs = (arg('efs', '16,32,64,128') as string).split(',').map(Number);
 const hybridEf = Number(arg('hybrid-ef', String(efs[efs.length - 1])));
 const texts = loadRealQuestions().slice(0, nq);
 const bm25Threads = Number(arg('bm25-threads', '1'));
+// graph candidates re-scored per hit, as the server's --rescore-factor
+const rescoreFactor = Number(arg('rescore-factor', String(DEFAULTS.rescoreFactor)));
 
 const out: Record<string, unknown> = { rssStartMiB: rssMiB() };
 const recall: Array<Record<string, number>> = [];
 for (const ef of efs) {
   const t0 = performance.now();
   // hybrid's BM25 arm split with a worker thread, as the server does
-  const c = openBenchCorpus(indexDir, name, { ef, bm25Threads });
+  const c = openBenchCorpus(indexDir, name, { ef, bm25Threads, rescoreFactor });
   const openMs = performance.now() - t0;
   const dense = c.dense!;
   for (let i = 0; i < Math.min(100, nq); i++) dense.search(qv.subarray(i * dim, (i + 1) * dim), 10); // warm

@@ -1,3 +1,4 @@
+import { DEFAULTS } from '../../src/config.js';
 import { openDenseArm } from '../../src/index/dense/dense-arm.js';
 import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
 import { Retriever } from '../../src/search/retriever.js';
@@ -5,19 +6,20 @@ import type { QueryEncoder } from '../../src/search/types.js';
 
 /**
  * A built index opened as the server opens it: memory-mapped graph, re-scoring
- * ×4 from the stored vectors, sizes checked; `ef` overrides the manifest's
- * efSearch, `bm25Threads` > 0 splits BM25 searches with worker threads.
+ * from the stored vectors (the server's default depth unless `rescoreFactor`),
+ * sizes checked; `ef` overrides the manifest's efSearch, `bm25Threads` > 0
+ * splits BM25 searches with worker threads.
  */
 export function openBenchCorpus(
   indexDir: string,
   name: string,
-  opts: { ef?: number; bm25Threads?: number } = {},
+  opts: { ef?: number; bm25Threads?: number; rescoreFactor?: number } = {},
 ): OpenCorpus {
   return openCorpus(indexDir, name, {
     openDense: (dir, m, hint) =>
       openDenseArm(dir, m.dense!, hint, {
         mmap: true,
-        rescoreFactor: 4,
+        rescoreFactor: opts.rescoreFactor ?? DEFAULTS.rescoreFactor,
         ...(opts.ef !== undefined ? { expansionSearch: opts.ef } : {}),
       }),
     verify: 'sizes',
