@@ -80,6 +80,8 @@ export function encodeRunRecord(rec: RunRecord): Uint8Array {
 export class RunReader {
   private readonly fd: number;
   private buf = Buffer.allocUnsafe(1 << 22);
+  /** `buf`'s memory as a plain Uint8Array */
+  private bytes = plain(this.buf);
   private start = 0;
   private end = 0;
   private eof = false;
@@ -104,7 +106,9 @@ export class RunReader {
     const headLen = 2 + termLen + 12;
     if (!this.fill(headLen + nbytes)) throw new Error(`truncated run file ${this.path}`);
     const start = this.start + headLen;
-    const postings = Uint8Array.prototype.slice.call(this.buf, start, start + nbytes) as Uint8Array;
+    // a plain Uint8Array copy: a Buffer's slice (and every subarray of it the merge takes) goes
+    // through Buffer's constructor, a fifth of the merge's time in a profile
+    const postings = this.bytes.slice(start, start + nbytes);
     this.start = start + nbytes;
     return { term, df, lastDoc, postings };
   }
@@ -121,6 +125,7 @@ export class RunReader {
       const bigger = Buffer.allocUnsafe(Math.max(n, this.buf.length * 2));
       this.buf.copy(bigger, 0, this.start, this.end);
       this.buf = bigger;
+      this.bytes = plain(bigger);
     } else {
       this.buf.copy(this.buf, 0, this.start, this.end);
     }
@@ -134,4 +139,8 @@ export class RunReader {
     }
     return this.end - this.start >= n;
   }
+}
+
+function plain(buf: Buffer): Uint8Array {
+  return new Uint8Array(buf.buffer, buf.byteOffset, buf.length);
 }
