@@ -107,7 +107,7 @@ export async function main(argv: string[]): Promise<void> {
     })
     .option('ann-m', {
       type: 'number',
-      describe: 'HNSW M, the graph degree (default 24 up to 20M chunks, 16 above: wiki-18 within 20 GB)',
+      describe: 'HNSW M, the graph degree (default 24 up to 20M chunks, 20 above: wiki-18 within 20 GB)',
     })
     .option('ann-ef-construction', {
       type: 'number',

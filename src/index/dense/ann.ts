@@ -26,30 +26,31 @@ export const ANN_DEFAULTS: AnnParams = {
 };
 
 /**
- * Up to this many chunks the graph is denser (M 24). At 768-d i8 a node of an
- * M 24 graph takes ≈ 980 bytes against ≈ 916 for M 16, so above 20M chunks
- * (wiki-18 has 21.0M) M 24 would pass 20 GB (19.2 GiB at 21M) and M 16
- * (≈ 18 GiB) is the default.
+ * Up to this many chunks the graph is M 24; above, M 20. At 768-d i8 a node
+ * takes 916 / 948 / 980 bytes at M 16 / 20 / 24 (measured on 2M-vector
+ * graphs), so wiki-18's 21,015,324 chunks need 19.3 / 19.9 / 20.6 GB: M 20 is
+ * the densest graph that keeps it within 20 GB.
  */
 const DENSE_GRAPH_MAX_CHUNKS = 20_000_000;
+const LARGE_CORPUS_CONNECTIVITY = 20;
 
 /**
- * The M a build uses when none is given. M 24 against M 16 on the same
- * clustered vectors (BENCHMARKS.md): at 1M, recall@10 0.981 at efSearch 128
- * in 0.89 ms where M 16 needs efSearch 384 and 1.26 ms for 0.987; at 2M,
- * 0.977 at efSearch 384 in 2.0 ms where M 16 reaches 0.957 at efSearch 768
- * in 3.1 ms. The graph costs 7% more memory (935 against 874 MiB per million).
+ * The M a build uses when none is given. On the same clustered vectors
+ * (BENCHMARKS.md): at 1M, M 24 reaches recall@10 0.981 at efSearch 128 in
+ * 0.89 ms where M 16 needs efSearch 384 and 1.26 ms for 0.987; at 2M, M 24
+ * gives 0.972–0.984 and M 20 0.979 at efSearch 768, where M 16 reaches 0.957.
  */
 export function defaultConnectivity(chunks: number): number {
-  return chunks > DENSE_GRAPH_MAX_CHUNKS ? ANN_DEFAULTS.connectivity : 24;
+  return chunks > DENSE_GRAPH_MAX_CHUNKS ? LARGE_CORPUS_CONNECTIVITY : 24;
 }
 
 /**
  * The efSearch a build stores when none is given, for the graph's M. Recall at
  * a fixed efSearch falls as a corpus grows (BENCHMARKS.md, clustered vectors:
- * M 24 reaches 0.981 at 128 on 1M and 0.977 at 384 on 2M; M 16 0.987 at 384
- * on 1M and 0.957 at 768 on 2M), so larger corpora get a wider walk, and a
- * denser graph (M ≥ 24) a narrower one. Above the measured sizes the widest.
+ * M 24 reaches 0.981 at 128 on 1M and 0.972–0.977 at 384 on 2M; M 20 0.979
+ * at 768 on 2M (0.980 at 1536); M 16 0.987 at 384 on 1M and 0.957 at 768 on
+ * 2M), so larger corpora get a wider walk, and a denser graph (M ≥ 24) a
+ * narrower one. Above the measured sizes the widest.
  */
 export function defaultExpansionSearch(chunks: number, connectivity = defaultConnectivity(chunks)): number {
   if (connectivity >= 24) {

@@ -18,9 +18,9 @@ describe('default HNSW shape', () => {
     expect(defaultExpansionSearch(20_000_000)).toBe(768);
   });
 
-  it('drops to M 16 above 20M chunks (wiki-18 within 20 GB) with efSearch 768', () => {
-    expect(defaultConnectivity(20_000_001)).toBe(ANN_DEFAULTS.connectivity);
-    expect(defaultConnectivity(21_015_324)).toBe(16);
+  it('drops to M 20 above 20M chunks (wiki-18 within 20 GB) with efSearch 768', () => {
+    expect(defaultConnectivity(20_000_001)).toBe(20);
+    expect(defaultConnectivity(21_015_324)).toBe(20);
     expect(defaultExpansionSearch(21_015_324)).toBe(768);
     expect(defaultExpansionSearch(21_015_324, 24)).toBe(768);
   });
