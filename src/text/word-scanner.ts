@@ -90,8 +90,7 @@ export function scanWords(text: string, emit: (start: number, end: number, hash:
   let i = 0;
   while (i < n) {
     const u = text.charCodeAt(i);
-    // class and width (1 or 2 code units) at i; a lone surrogate is one unit of class OTHER
-    const pair = u >= 0xd800 && u <= 0xdbff && i + 1 < n && isLowSurrogate(text.charCodeAt(i + 1));
+    const pair = startsPair(text, i, u, n);
     const c = pair ? classifyAstral(text.codePointAt(i) ?? u) : (table[u] as number);
     const w = pair ? 2 : 1;
     if (c === IDEO) {
@@ -111,7 +110,7 @@ export function scanWords(text: string, emit: (start: number, end: number, hash:
     let j = i + w;
     while (j < n) {
       const uj = text.charCodeAt(j);
-      const pj = uj >= 0xd800 && uj <= 0xdbff && j + 1 < n && isLowSurrogate(text.charCodeAt(j + 1));
+      const pj = startsPair(text, j, uj, n);
       const cj = pj ? classifyAstral(text.codePointAt(j) ?? uj) : (table[uj] as number);
       const wj = pj ? 2 : 1;
       let joins = cj === LETTER || cj === DIGIT || cj === EXTEND_NUM_LET || cj === EXTEND;
@@ -137,14 +136,14 @@ export function scanWords(text: string, emit: (start: number, end: number, hash:
   }
 }
 
-function classAt(text: string, table: Uint8Array, i: number, n: number): number {
-  const u = text.charCodeAt(i);
-  if (u >= 0xd800 && u <= 0xdbff && i + 1 < n && isLowSurrogate(text.charCodeAt(i + 1))) {
-    return classifyAstral(text.codePointAt(i) ?? u);
-  }
-  return table[u] as number;
+/** Whether code unit `u` at `i` starts a surrogate pair; a lone surrogate is one character of class OTHER. */
+function startsPair(text: string, i: number, u: number, n: number): boolean {
+  if (u < 0xd800 || u > 0xdbff || i + 1 >= n) return false;
+  const next = text.charCodeAt(i + 1);
+  return next >= 0xdc00 && next <= 0xdfff;
 }
 
-function isLowSurrogate(u: number): boolean {
-  return u >= 0xdc00 && u <= 0xdfff;
+function classAt(text: string, table: Uint8Array, i: number, n: number): number {
+  const u = text.charCodeAt(i);
+  return startsPair(text, i, u, n) ? classifyAstral(text.codePointAt(i) ?? u) : (table[u] as number);
 }
