@@ -51,6 +51,7 @@ export async function importVectors(
       total: chunkCount,
       unit: 'vectors',
       enabled: progressEnabled,
+      initial: writer.count,
     });
     let renormalised = 0;
     // the disk reads the next batch and writes the last one while this thread normalises and

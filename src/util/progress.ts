@@ -11,6 +11,8 @@ export interface ProgressOptions {
   stream?: NodeJS.WriteStream | { isTTY?: boolean; write(s: string): boolean };
   enabled?: boolean;
   intervalMs?: number;
+  /** Work already done before this run (a resumed build): rate and ETA count only what this run does. */
+  initial?: number;
 }
 
 export interface Progress {
@@ -28,13 +30,14 @@ export function createProgress(opts: ProgressOptions): Progress {
   const scale = opts.scale ?? 1;
   const unit = opts.unit ?? '';
   const start = performance.now();
-  let done = 0;
+  const initial = opts.initial ?? 0;
+  let done = initial;
   let lastDraw = 0;
   let extraText: string | (() => string) = '';
 
   const render = (final: boolean): string => {
     const secs = (performance.now() - start) / 1000;
-    const rate = secs > 0 ? done / secs : 0;
+    const rate = secs > 0 ? (done - initial) / secs : 0;
     const parts = [opts.label];
     if (opts.total && opts.total > 0) {
       const frac = Math.min(1, done / opts.total);

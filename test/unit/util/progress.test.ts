@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { createProgress } from '../../../src/util/progress.js';
+
+/** A non-TTY stream: every draw is one plain line. */
+function capture(): { lines: string[]; stream: { isTTY: boolean; write(s: string): boolean } } {
+  const lines: string[] = [];
+  return { lines, stream: { isTTY: false, write: (s: string) => lines.push(s.trimEnd()) > 0 } };
+}
+
+describe('progress', () => {
+  it('a resumed run counts only its own work in the rate', async () => {
+    const fresh = capture();
+    const resumed = capture();
+    const a = createProgress({ label: 'x', total: 1000, unit: 'v', stream: fresh.stream, intervalMs: 0 });
+    const b = createProgress({
+      label: 'x',
+      total: 1000,
+      unit: 'v',
+      stream: resumed.stream,
+      intervalMs: 0,
+      initial: 900,
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    a.update(950);
+    b.update(950);
+    const rate = (line: string): number => {
+      const m = / ([\d.]+)(k|M)? v\/s/.exec(line);
+      return Number(m?.[1]) * (m?.[2] === 'k' ? 1e3 : m?.[2] === 'M' ? 1e6 : 1);
+    };
+    // 950 done in ≈ 50 ms against 50 done in the same time: ≈ 19× the rate
+    expect(rate(fresh.lines[0]!)).toBeGreaterThan(5 * rate(resumed.lines[0]!));
+    expect(resumed.lines[0]).toContain('950/1000');
+  });
+});
