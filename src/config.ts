@@ -52,6 +52,8 @@ export const DEFAULTS = {
   drainMs: 30_000,
   /** BM25 inversion threads for build-index (the main thread parses and writes SQLite meanwhile). */
   buildThreads: Math.max(1, Math.min(4, availableParallelism())),
+  /** Minutes between saves of an HNSW graph under construction (--resume continues from the last). */
+  annCheckpointMinutes: 15,
 } as const;
 
 /**

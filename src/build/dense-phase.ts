@@ -1,12 +1,14 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Encoder } from '../encoder/encoder.js';
+import { DEFAULTS } from '../config.js';
 import { AnnBuilder, defaultConnectivity, defaultExpansionSearch, type AnnParams } from '../index/dense/ann.js';
 import { VectorReader, VectorWriter, type VectorDtype } from '../index/dense/vectors-file.js';
 import { INDEX_FILES } from '../index/layout.js';
 import type { DenseManifest, EncoderSource } from '../index/manifest.js';
 import { ChunkStore } from '../store/chunk-store.js';
 import { createProgress, formatCount } from '../util/progress.js';
+import { AnnCheckpoint } from './ann-checkpoint.js';
 import { importVectors, type VectorImport } from './import-vectors.js';
 import type { DensePhase, DensePhaseContext } from './build-index.js';
 
@@ -24,6 +26,16 @@ export interface DensePhaseOptions {
   windowSize?: number;
   /** Copy published vectors instead of encoding the chunks. */
   importFrom?: VectorImport;
+  /**
+   * Milliseconds between HNSW checkpoints that --resume continues from
+   * (default DEFAULTS.annCheckpointMinutes: a save of wiki-18's graph writes
+   * up to 20 GB; 0 = after every batch; Infinity = never).
+   */
+  annCheckpointMs?: number;
+  /** Rows added to the graph per call, the checkpoint granularity; default ANN_BATCH. */
+  annBatch?: number;
+  /** Called after each graph batch with the rows now in the graph. */
+  onAnnBatch?: (rows: number) => void;
 }
 
 /**
@@ -127,6 +139,7 @@ async function embedChunks(opts: DensePhaseOptions, ctx: DensePhaseContext, writ
     total: ctx.chunkCount,
     unit: 'chunks',
     enabled: ctx.progress,
+    initial: done,
   });
   try {
     const windowAt = (start: number): string[] | undefined =>
@@ -153,22 +166,45 @@ function buildAnn(
   annPath: string,
 ): void {
   const dim = opts.encoder.dim;
+  const checkpoint = new AnnCheckpoint(ctx.dir, {
+    dim,
+    connectivity: params.connectivity,
+    expansionAdd: params.expansionAdd,
+    quantization: params.quantization,
+    vectorsDtype: opts.vectorsDtype,
+  });
+  let builder = ctx.resume ? checkpoint.load(params, ctx.log) : undefined;
+  if (!builder) {
+    checkpoint.remove();
+    builder = new AnnBuilder(dim, params);
+  }
   const reader = new VectorReader(vectorsPath, dim, opts.vectorsDtype, ctx.chunkCount);
-  const builder = new AnnBuilder(dim, params);
   const progress = createProgress({
     label: 'HNSW graph',
     total: ctx.chunkCount,
     unit: 'vectors',
     enabled: ctx.progress,
+    initial: builder.size,
   });
+  const batch = opts.annBatch ?? ANN_BATCH;
+  const every = opts.annCheckpointMs ?? DEFAULTS.annCheckpointMinutes * 60_000;
+  let saved = performance.now();
   try {
-    for (let start = 0; start < ctx.chunkCount; start += ANN_BATCH) {
-      const n = Math.min(ANN_BATCH, ctx.chunkCount - start);
+    for (let start = builder.size; start < ctx.chunkCount; start += batch) {
+      const n = Math.min(batch, ctx.chunkCount - start);
       builder.add(start, reader.readRange(start, n), opts.annThreads);
       progress.update(start + n);
+      opts.onAnnBatch?.(start + n);
+      if (start + n < ctx.chunkCount && performance.now() - saved >= every) {
+        const s = checkpoint.save(builder);
+        // shown on the bar: a log line would break a redrawn terminal line
+        progress.update(start + n, `checkpoint at ${formatCount(start + n)} (${s.toFixed(0)}s)`);
+        saved = performance.now();
+      }
     }
     progress.finish();
     builder.save(annPath);
+    checkpoint.remove();
   } finally {
     reader.close();
   }

@@ -124,6 +124,12 @@ export async function main(argv: string[]): Promise<void> {
       describe: 'HNSW vector quantization',
     })
     .option('ann-threads', { type: 'number', default: 0, describe: 'threads for HNSW construction (0 = all cores)' })
+    .option('ann-checkpoint-minutes', {
+      type: 'number',
+      default: DEFAULTS.annCheckpointMinutes,
+      describe:
+        'save the HNSW graph this often while it is built, for --resume after a crash (0 = never; each save writes the graph so far)',
+    })
     .option('embed-window', {
       type: 'number',
       default: 4096,
@@ -259,6 +265,7 @@ interface DenseArgs {
   'ann-ef-search': number | undefined;
   'ann-quantization': 'f32' | 'f16' | 'i8';
   'ann-threads': number;
+  'ann-checkpoint-minutes': number;
   vectors?: string;
   'faiss-index'?: string;
   'spot-check': number;
@@ -279,6 +286,7 @@ async function openDensePhase(
   checkInt('--ann-ef-construction', args['ann-ef-construction'], 1, 4096);
   if (args['ann-ef-search'] !== undefined) checkInt('--ann-ef-search', args['ann-ef-search'], 1, 4096);
   checkInt('--ann-threads', args['ann-threads'], 0, 256);
+  checkInt('--ann-checkpoint-minutes', args['ann-checkpoint-minutes'], 0, 7 * 24 * 60);
   const { openEncoder } = await import('../encoder/load-encoder.js');
   const { createDensePhase } = await import('../build/dense-phase.js');
   const choice = {
@@ -310,6 +318,7 @@ async function openDensePhase(
     vectorsDtype: args['vectors-dtype'],
     exactBelow: args['exact-below'],
     annThreads: args['ann-threads'],
+    annCheckpointMs: args['ann-checkpoint-minutes'] > 0 ? args['ann-checkpoint-minutes'] * 60_000 : Infinity,
     windowSize: args['embed-window'],
     ...(vectorsPath !== undefined
       ? {

@@ -44,20 +44,20 @@ it('a failed build-index still exits with its error code', async () => {
 }, 40_000);
 
 it.skipIf(!HAS_SHARED)(
-  'build-index refuses a --batch-padding below 1 before it reads anything',
+  'build-index refuses bad dense options before it reads anything',
   async () => {
     const input = writeJsonl(tmp.dir, 'p.jsonl', [{ id: 'a', contents: 'Alpha\nthe first letter' }]);
     const args = ['--name', 'pad', '--input', input, '--format', 'jsonl', '--index-dir', tmp.dir];
-    const r = await runBinAsync(BIN.build, [
-      ...args,
-      '--model-path',
-      sharedPath('models/tiny-e5'),
-      '--batch-padding',
-      '0.5',
-    ]);
-    expect(r.status).not.toBe(0);
-    expect(r.stderr).toMatch(/--batch-padding must be 0 \(no limit\) or a ratio of at least 1, got 0\.5/);
-    expect(existsSync(join(tmp.dir, 'pad', 'manifest.json'))).toBe(false);
+    const cases: Array<[string[], RegExp]> = [
+      [['--batch-padding', '0.5'], /--batch-padding must be 0 \(no limit\) or a ratio of at least 1, got 0\.5/],
+      [['--ann-checkpoint-minutes', '-5'], /--ann-checkpoint-minutes must be an integer from 0 to 10080, got -5/],
+    ];
+    for (const [flags, message] of cases) {
+      const r = await runBinAsync(BIN.build, [...args, '--model-path', sharedPath('models/tiny-e5'), ...flags]);
+      expect(r.status).not.toBe(0);
+      expect(r.stderr).toMatch(message);
+      expect(existsSync(join(tmp.dir, 'pad', 'manifest.json'))).toBe(false);
+    }
   },
-  40_000,
+  60_000,
 );

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDensePhase } from '../../src/build/dense-phase.js';
@@ -47,16 +47,27 @@ afterAll(async () => {
 
 async function buildDense(
   name: string,
-  over: { exactBelow?: number; windowSize?: number; enc?: Encoder; resume?: boolean } = {},
+  over: {
+    exactBelow?: number;
+    windowSize?: number;
+    enc?: Encoder;
+    resume?: boolean;
+    ann?: Partial<typeof ANN_DEFAULTS>;
+    onAnnBatch?: (rows: number) => void;
+  } = {},
 ) {
   const dense = createDensePhase({
     encoder: over.enc ?? encoder,
     source: { kind: 'local', path: '/models/tiny' },
     vectorsDtype: 'f32',
-    ann: ANN_DEFAULTS,
+    ann: { ...ANN_DEFAULTS, ...over.ann },
     exactBelow: over.exactBelow ?? 20_000,
     annThreads: 1,
     windowSize: over.windowSize ?? 4096,
+    // graph checkpoints after every batch of 64 rows
+    annBatch: 64,
+    annCheckpointMs: 0,
+    ...(over.onAnnBatch ? { onAnnBatch: over.onAnnBatch } : {}),
   });
   return build({ name, input, format: 'wiki18', indexDir: join(tmp.dir, 'idx'), dense, resume: over.resume ?? false });
 }
@@ -232,5 +243,56 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
     expect(readFileSync(partial).length).toBe(2 * 64 * encoder.dim * 4);
     await buildDense('resumed', { windowSize: 64, resume: true });
     expect(readFileSync(join(tmp.dir, 'idx', 'resumed', INDEX_FILES.vectors))).toEqual(whole);
+  });
+
+  it('an interrupted HNSW graph resumes from its last checkpoint, not from the first row', async () => {
+    const crashAt = (rows: number) => (n: number) => {
+      if (n >= rows) throw new Error('simulated crash in the graph');
+    };
+    await expect(buildDense('graph', { exactBelow: 0, onAnnBatch: crashAt(192) })).rejects.toThrow(/simulated crash/);
+    const partial = join(tmp.dir, 'idx', '.graph.partial');
+    // the checkpoint after 128 rows survives; the batch that failed never reached one
+    expect(existsSync(join(partial, `${INDEX_FILES.ann}.checkpoint`))).toBe(true);
+    expect(existsSync(join(partial, INDEX_FILES.ann))).toBe(false);
+
+    const seen: number[] = [];
+    await buildDense('graph', { exactBelow: 0, resume: true, onAnnBatch: (n) => seen.push(n) });
+    // the checkpoint held rows 0–127, so the first batch ends at 192 (64 if the graph started over)
+    expect(seen[0]).toBe(192);
+    expect(seen.at(-1)).toBe(PASSAGES.length);
+    const live = join(tmp.dir, 'idx', 'graph');
+    expect(readdirSync(live).filter((f) => f.includes('checkpoint'))).toEqual([]);
+    const c = open('graph');
+    try {
+      let found = 0;
+      for (const text of QUERIES) {
+        const [q] = await encoder.embedQueries([text]);
+        const got = new Set(c.dense!.search(q as Float32Array, 10).map((h) => h.num));
+        for (const h of await bruteForce(text, 10)) if (got.has(h.num)) found++;
+      }
+      expect(found / (QUERIES.length * 10)).toBeGreaterThanOrEqual(0.9);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('a checkpoint made with other graph settings is dropped and the graph starts over', async () => {
+    await expect(
+      buildDense('regraph', {
+        exactBelow: 0,
+        onAnnBatch: (n) => {
+          if (n >= 192) throw new Error('simulated crash in the graph');
+        },
+      }),
+    ).rejects.toThrow(/simulated crash/);
+    const seen: number[] = [];
+    const s = await buildDense('regraph', {
+      exactBelow: 0,
+      resume: true,
+      ann: { connectivity: 8 },
+      onAnnBatch: (n) => seen.push(n),
+    });
+    expect(seen[0]).toBe(64);
+    expect(s.manifest.dense?.ann?.connectivity).toBe(8);
   });
 });

@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync, statSync } from 'node:fs';
 import { exactSearch, Index, MetricKind, ScalarKind, type BatchMatches, type Matches } from 'usearch';
 import { RetrieverError } from '../../errors.js';
 
@@ -61,6 +62,36 @@ export function defaultExpansionSearch(chunks: number, connectivity = defaultCon
 }
 
 const SCALARS: Record<AnnQuantization, ScalarKind> = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 };
+const SCALAR_BYTES: Record<AnnQuantization, number> = { f32: 4, f16: 2, i8: 1 };
+
+/**
+ * Why a file cannot be a saved graph of `dim`-d vectors, or undefined. USearch
+ * 2.25 trusts the row count and width at the head of its file (u32 rows, u32
+ * bytes per row, then the rows) and crashes the process on a file that is not
+ * its own, so they are checked against the file's size first.
+ */
+export function checkGraphFile(path: string, dim: number, quantization: AnnQuantization): string | undefined {
+  let head: Buffer;
+  let size: number;
+  try {
+    size = statSync(path).size;
+    head = Buffer.alloc(8);
+    const fd = openSync(path, 'r');
+    try {
+      if (readSync(fd, head, 0, 8, 0) < 8) return `${path} is too short to be a graph (${size} bytes)`;
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    return `cannot read ${path}: ${(err as Error).message}`;
+  }
+  const rows = head.readUInt32LE(0);
+  const width = head.readUInt32LE(4);
+  const want = dim * SCALAR_BYTES[quantization];
+  if (width !== want) return `${path} holds rows of ${width} bytes, not ${dim}-d ${quantization} (${want} bytes)`;
+  if (rows === 0 || 8 + rows * width > size) return `${path} is truncated or not a graph (${rows} rows, ${size} bytes)`;
+  return undefined;
+}
 
 export interface AnnHits {
   nums: number[];
@@ -97,6 +128,26 @@ export class AnnBuilder {
     this.index.add(keys, rows, threads);
   }
 
+  /**
+   * A graph saved by `save` part way through a build, loaded to take more
+   * rows. Only a graph holding exactly chunks 0 … size−1 is returned (rows
+   * go in in num order), so the build continues at num `size`; anything
+   * else, unreadable files included, gives undefined.
+   */
+  static resume(path: string, dim: number, params: AnnParams): AnnBuilder | undefined {
+    if (checkGraphFile(path, dim, params.quantization) !== undefined) return undefined;
+    const b = new AnnBuilder(dim, params);
+    try {
+      b.index.load(path);
+    } catch {
+      return undefined;
+    }
+    const n = b.index.size();
+    if (b.index.dimensions() !== dim || n === 0) return undefined;
+    const [first, last, next] = b.index.contains(BigUint64Array.of(0n, BigInt(n - 1), BigInt(n))) as boolean[];
+    return first && last && !next ? b : undefined;
+  }
+
   get size(): number {
     return this.index.size();
   }
@@ -119,6 +170,9 @@ export class AnnIndex {
     params: AnnParams,
     opts: { mmap: boolean; expansionSearch?: number },
   ): AnnIndex {
+    const bad = checkGraphFile(path, dim, params.quantization);
+    if (bad !== undefined)
+      throw new RetrieverError('INDEX_CORRUPT', `cannot open ANN index: ${bad}: rebuild the index`);
     const index = newIndex(dim, params, opts.expansionSearch ?? params.expansionSearch);
     try {
       if (opts.mmap) index.view(path);
