@@ -8,9 +8,8 @@
  * of 4k candidates from the stored float32 vectors via pread).
  */
 import hnswlib from 'hnswlib-node';
-import { readFileSync, statSync } from 'node:fs';
+import { openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { Index, MetricKind, ScalarKind } from 'usearch';
-import { VectorReader } from '../src/index/dense/vectors-file.js';
 import { TopK } from '../src/search/top-k.js';
 import { arg, rssMiB, summarize } from './lib/common.js';
 import { readVectors } from './lib/vectors.js';
@@ -39,8 +38,26 @@ function usearchIndex(efs: number): Index {
   });
 }
 
+/** .fbin files (big-ann-benchmarks) start with u32 rows and u32 dim; raw .f32 files have no header. */
+function fbinHeader(path: string): number {
+  return path.endsWith('.fbin') ? 8 : 0;
+}
+
+/** One float32 row by pread, as the product's VectorReader reads its stored vectors. */
+function rowReader(path: string): (num: number) => Float32Array {
+  const header = fbinHeader(path);
+  const fd = openSync(path, 'r');
+  const row = new Float32Array(dim);
+  const bytes = new Uint8Array(row.buffer);
+  return (num) => {
+    readSync(fd, bytes, 0, bytes.length, header + num * dim * 4);
+    return row;
+  };
+}
+
 function build(): Record<string, number> {
-  const base = readVectors(arg('base') as string, dim);
+  const basePath = arg('base') as string;
+  const base = readVectors(basePath, dim, 0, undefined, fbinHeader(basePath));
   const n = base.length / dim;
   const t0 = performance.now();
   if (engine.startsWith('usearch')) {
@@ -84,13 +101,12 @@ function serve(): Record<string, unknown> {
     };
     search = (q, k) => Array.from(idx.search(q, k, 1).keys, Number);
     if (engine.endsWith('+rescore')) {
-      const base = arg('base') as string;
-      const vectors = new VectorReader(base, dim, 'f32', statSync(base).size / (dim * 4));
+      const row = rowReader(arg('base') as string);
       search = (q, k) => {
         const top = new TopK(k);
         for (const key of idx.search(q, k * rescoreFactor, 1).keys) {
           const num = Number(key);
-          const v = vectors.row(num);
+          const v = row(num);
           let s = 0;
           for (let d = 0; d < dim; d++) s += (q[d] as number) * (v[d] as number);
           top.push(s, num);

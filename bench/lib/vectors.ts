@@ -126,6 +126,11 @@ export function readVectors(path: string, dim: number, from = 0, count?: number,
   try {
     const size = fstatSync(fd).size;
     const total = (size - headerBytes) / (dim * 4);
+    if (!Number.isInteger(total)) {
+      throw new Error(
+        `${path}: ${size} bytes is not a whole number of ${dim}-d float32 rows after ${headerBytes} header bytes`,
+      );
+    }
     const n = Math.min(count ?? total - from, total - from);
     const out = new Float32Array(n * dim);
     const bytes = new Uint8Array(out.buffer);
