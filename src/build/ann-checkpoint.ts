@@ -36,7 +36,7 @@ export class AnnCheckpoint {
   private keyWritten = false;
 
   constructor(
-    dir: string,
+    private readonly dir: string,
     private readonly key: CheckpointKey,
   ) {
     this.graphPath = join(dir, GRAPH);
@@ -80,8 +80,13 @@ export class AnnCheckpoint {
   }
 
   remove(): void {
-    for (const p of [this.graphPath, `${this.graphPath}.tmp`, this.keyPath]) rmSync(p, { force: true });
+    AnnCheckpoint.removeFrom(this.dir);
     this.keyWritten = false;
+  }
+
+  /** Removes any checkpoint from a build directory (a resumed build that no longer makes a graph). */
+  static removeFrom(dir: string): void {
+    for (const name of [GRAPH, `${GRAPH}.tmp`, KEY]) rmSync(join(dir, name), { force: true });
   }
 
   private readKey(): CheckpointKey | undefined {

@@ -99,6 +99,7 @@ async function runDense(
       expansion_search: params.expansionSearch,
     };
   } else {
+    AnnCheckpoint.removeFrom(ctx.dir); // from an interrupted build that made a graph
     ctx.log.info(
       `${formatCount(ctx.chunkCount)} chunks ≤ --exact-below ${formatCount(opts.exactBelow)}: dense search will be exact, no ANN graph`,
     );

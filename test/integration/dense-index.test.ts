@@ -295,4 +295,15 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
     expect(seen[0]).toBe(64);
     expect(s.manifest.dense?.ann?.connectivity).toBe(8);
   });
+
+  it('a resumed build that no longer makes a graph leaves no checkpoint in the index', async () => {
+    const crash = (n: number) => {
+      if (n >= 192) throw new Error('simulated crash in the graph');
+    };
+    await expect(buildDense('nograph', { exactBelow: 0, onAnnBatch: crash })).rejects.toThrow(/simulated crash/);
+    expect(readdirSync(join(tmp.dir, 'idx', '.nograph.partial')).some((f) => f.includes('checkpoint'))).toBe(true);
+    const s = await buildDense('nograph', { exactBelow: 20_000, resume: true });
+    expect(s.manifest.dense?.ann).toBeNull();
+    expect(readdirSync(join(tmp.dir, 'idx', 'nograph')).filter((f) => f.includes('checkpoint'))).toEqual([]);
+  });
 });
