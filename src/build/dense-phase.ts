@@ -174,11 +174,7 @@ function buildAnn(
     quantization: params.quantization,
     vectorsDtype: opts.vectorsDtype,
   });
-  let builder = ctx.resume ? checkpoint.load(params, ctx.log) : undefined;
-  if (!builder) {
-    checkpoint.remove();
-    builder = new AnnBuilder(dim, params);
-  }
+  const builder = startGraph(checkpoint, dim, params, ctx);
   const reader = new VectorReader(vectorsPath, dim, opts.vectorsDtype, ctx.chunkCount);
   const progress = createProgress({
     label: 'HNSW graph',
@@ -209,4 +205,12 @@ function buildAnn(
   } finally {
     reader.close();
   }
+}
+
+/** The graph to extend: under --resume an interrupted build's checkpoint, else an empty graph. */
+function startGraph(checkpoint: AnnCheckpoint, dim: number, params: AnnParams, ctx: DensePhaseContext): AnnBuilder {
+  const resumed = ctx.resume ? checkpoint.load(params, ctx.log) : undefined;
+  if (resumed) return resumed;
+  checkpoint.remove();
+  return new AnnBuilder(dim, params);
 }
