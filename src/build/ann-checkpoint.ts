@@ -50,19 +50,17 @@ export class AnnCheckpoint {
     const same =
       saved !== undefined &&
       (Object.keys(this.key) as Array<keyof CheckpointKey>).every((k) => saved[k] === this.key[k]);
-    const builder = same ? AnnBuilder.resume(this.graphPath, this.key.dim, params) : undefined;
-    if (!builder) {
-      log.warn(
-        same
-          ? `the HNSW checkpoint in ${this.graphPath} is unreadable or incomplete; the graph is built from the start`
-          : `the HNSW checkpoint was made with other graph settings (${JSON.stringify(saved)}); the graph is built from the start`,
-      );
+    const got = same
+      ? AnnBuilder.resume(this.graphPath, this.key.dim, params)
+      : { reason: `it was made with other graph settings (${JSON.stringify(saved ?? null)})` };
+    if ('reason' in got) {
+      log.warn(`HNSW checkpoint not used: ${got.reason}; the graph is built from the start`);
       this.remove();
       return undefined;
     }
     this.keyWritten = true;
-    log.info(`resume: the HNSW graph continues from its checkpoint of ${formatCount(builder.size)} vectors`);
-    return builder;
+    log.info(`resume: the HNSW graph continues from its checkpoint of ${formatCount(got.builder.size)} vectors`);
+    return got.builder;
   }
 
   /** Saves the graph as the new checkpoint; returns the seconds it took. */

@@ -130,22 +130,23 @@ export class AnnBuilder {
 
   /**
    * A graph saved by `save` part way through a build, loaded to take more
-   * rows. Only a graph holding exactly chunks 0 … size−1 is returned (rows
-   * go in in num order), so the build continues at num `size`; anything
-   * else, unreadable files included, gives undefined.
+   * rows. Only a graph holding exactly chunks 0 … size−1 is taken (rows go in
+   * in num order), so the build continues at num `size`; otherwise the
+   * reason it cannot be.
    */
-  static resume(path: string, dim: number, params: AnnParams): AnnBuilder | undefined {
-    if (checkGraphFile(path, dim, params.quantization) !== undefined) return undefined;
+  static resume(path: string, dim: number, params: AnnParams): { builder: AnnBuilder } | { reason: string } {
+    const bad = checkGraphFile(path, dim, params.quantization);
+    if (bad !== undefined) return { reason: bad };
     const b = new AnnBuilder(dim, params);
     try {
       b.index.load(path);
-    } catch {
-      return undefined;
+    } catch (err) {
+      return { reason: `cannot load ${path}: ${(err as Error).message}` };
     }
     const n = b.index.size();
-    if (b.index.dimensions() !== dim || n === 0) return undefined;
     const [first, last, next] = b.index.contains(BigUint64Array.of(0n, BigInt(n - 1), BigInt(n))) as boolean[];
-    return first && last && !next ? b : undefined;
+    if (!first || !last || next) return { reason: `${path} does not hold exactly chunks 0 to ${n - 1}` };
+    return { builder: b };
   }
 
   get size(): number {

@@ -26,32 +26,32 @@ function saved(name: string, batches: Array<[number, number]>): string {
 
 describe('AnnBuilder.resume (real USearch)', () => {
   it('continues a graph of rows 0 … n−1 at row n', () => {
-    const b = AnnBuilder.resume(saved('whole', [[0, 100]]), DIM, PARAMS);
-    expect(b?.size).toBe(100);
-    b!.add(100, rows(100, 20), 1);
-    expect(b!.size).toBe(120);
+    const got = AnnBuilder.resume(saved('whole', [[0, 100]]), DIM, PARAMS);
+    if (!('builder' in got)) throw new Error(got.reason);
+    expect(got.builder.size).toBe(100);
+    got.builder.add(100, rows(100, 20), 1);
+    expect(got.builder.size).toBe(120);
   });
 
-  it('refuses a graph whose rows are not chunks 0 … n−1', () => {
+  it('refuses a graph whose rows are not chunks 0 … n−1, and says why', () => {
     // 100 rows, but 0–49 and 60–109: the build would restart at 100 and skip 50–59
-    expect(
-      AnnBuilder.resume(
-        saved('gap', [
-          [0, 50],
-          [60, 50],
-        ]),
-        DIM,
-        PARAMS,
-      ),
-    ).toBeUndefined();
-    expect(AnnBuilder.resume(saved('offset', [[1, 100]]), DIM, PARAMS)).toBeUndefined();
+    const gap = saved('gap', [
+      [0, 50],
+      [60, 50],
+    ]);
+    expect(AnnBuilder.resume(gap, DIM, PARAMS)).toEqual({ reason: `${gap} does not hold exactly chunks 0 to 99` });
+    expect(AnnBuilder.resume(saved('offset', [[1, 100]]), DIM, PARAMS)).toHaveProperty('reason');
   });
 
-  it('refuses an unreadable file and another dimension', () => {
+  it('refuses an unreadable file and another dimension, and says why', () => {
     const junk = join(tmp.dir, 'junk');
-    writeFileSync(junk, 'not a graph');
-    expect(AnnBuilder.resume(junk, DIM, PARAMS)).toBeUndefined();
-    expect(AnnBuilder.resume(saved('dim', [[0, 10]]), DIM * 2, PARAMS)).toBeUndefined();
+    writeFileSync(junk, 'nope');
+    expect(AnnBuilder.resume(junk, DIM, PARAMS)).toEqual({
+      reason: expect.stringMatching(/junk is too short to be a graph \(4 bytes\)/),
+    });
+    expect(AnnBuilder.resume(saved('dim', [[0, 10]]), DIM * 2, PARAMS)).toEqual({
+      reason: expect.stringMatching(/holds rows of 64 bytes, not 32-d f32 \(128 bytes\)/),
+    });
   });
 
   it('a file that is not a graph is an INDEX_CORRUPT error, not a crash of the process', () => {
