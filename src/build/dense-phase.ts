@@ -2,7 +2,13 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Encoder } from '../encoder/encoder.js';
 import { DEFAULTS } from '../config.js';
-import { AnnBuilder, defaultConnectivity, defaultExpansionSearch, type AnnParams } from '../index/dense/ann.js';
+import {
+  AnnBuilder,
+  defaultConnectivity,
+  defaultExpansionAdd,
+  defaultExpansionSearch,
+  type AnnParams,
+} from '../index/dense/ann.js';
 import { VectorReader, VectorWriter, type VectorDtype } from '../index/dense/vectors-file.js';
 import { INDEX_FILES } from '../index/layout.js';
 import type { DenseManifest, EncoderSource } from '../index/manifest.js';
@@ -16,8 +22,11 @@ export interface DensePhaseOptions {
   encoder: Encoder;
   source: EncoderSource;
   vectorsDtype: VectorDtype;
-  /** connectivity / expansionSearch omitted: defaultConnectivity(chunks) / defaultExpansionSearch(chunks, M). */
-  ann: Omit<AnnParams, 'expansionSearch' | 'connectivity'> & { connectivity?: number; expansionSearch?: number };
+  /**
+   * Omitted connectivity / expansionAdd / expansionSearch: defaultConnectivity(chunks) /
+   * defaultExpansionAdd(chunks) / defaultExpansionSearch(chunks, M).
+   */
+  ann: Pick<AnnParams, 'quantization'> & Partial<Omit<AnnParams, 'quantization'>>;
   /** Corpora with at most this many chunks are searched exactly and get no ANN graph. */
   exactBelow: number;
   /** Threads for HNSW construction (0 = all cores). */
@@ -86,6 +95,7 @@ async function runDense(
     const params: AnnParams = {
       ...opts.ann,
       connectivity,
+      expansionAdd: opts.ann.expansionAdd ?? defaultExpansionAdd(ctx.chunkCount),
       expansionSearch: opts.ann.expansionSearch ?? defaultExpansionSearch(ctx.chunkCount, connectivity),
     };
     buildAnn(opts, params, vectorsPath, ctx, annPath);

@@ -111,8 +111,7 @@ export async function main(argv: string[]): Promise<void> {
     })
     .option('ann-ef-construction', {
       type: 'number',
-      default: ANN_DEFAULTS.expansionAdd,
-      describe: 'HNSW efConstruction',
+      describe: `HNSW efConstruction (default ${ANN_DEFAULTS.expansionAdd} up to 2M chunks, 512 above: ≈ 5.7× the graph build time for a graph that keeps recall as the corpus grows)`,
     })
     .option('ann-ef-search', {
       type: 'number',
@@ -261,7 +260,7 @@ interface DenseArgs {
   'vectors-dtype': 'f32' | 'f16';
   'exact-below': number;
   'ann-m': number | undefined;
-  'ann-ef-construction': number;
+  'ann-ef-construction': number | undefined;
   'ann-ef-search': number | undefined;
   'ann-quantization': 'f32' | 'f16' | 'i8';
   'ann-threads': number;
@@ -283,7 +282,8 @@ async function openDensePhase(
   checkInt('--max-length', args['max-length'], 8, 8192);
   checkInt('--exact-below', args['exact-below'], 0, 2 ** 31);
   if (args['ann-m'] !== undefined) checkInt('--ann-m', args['ann-m'], 2, 256);
-  checkInt('--ann-ef-construction', args['ann-ef-construction'], 1, 4096);
+  if (args['ann-ef-construction'] !== undefined)
+    checkInt('--ann-ef-construction', args['ann-ef-construction'], 1, 4096);
   if (args['ann-ef-search'] !== undefined) checkInt('--ann-ef-search', args['ann-ef-search'], 1, 4096);
   checkInt('--ann-threads', args['ann-threads'], 0, 256);
   checkInt('--ann-checkpoint-minutes', args['ann-checkpoint-minutes'], 0, 7 * 24 * 60);
@@ -332,7 +332,7 @@ async function openDensePhase(
       : {}),
     ann: {
       ...(args['ann-m'] !== undefined ? { connectivity: args['ann-m'] } : {}),
-      expansionAdd: args['ann-ef-construction'],
+      ...(args['ann-ef-construction'] !== undefined ? { expansionAdd: args['ann-ef-construction'] } : {}),
       ...(args['ann-ef-search'] !== undefined ? { expansionSearch: args['ann-ef-search'] } : {}),
       quantization: args['ann-quantization'],
     },

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultExpansionSearch } from '../../src/index/dense/ann.js';
+import { defaultExpansionAdd, defaultExpansionSearch } from '../../src/index/dense/ann.js';
 import { tinyBuildArgs } from '../helpers/encoder.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
@@ -73,13 +73,15 @@ describe.skipIf(!HAS_SHARED)('eval --ann-recall (tiny-e5, real USearch graph)', 
     }
   });
 
-  it('stores the size-based default M and efSearch when the build names neither', () => {
+  it('stores the size-based default M, efConstruction and efSearch when the build names none', () => {
     const manifest = JSON.parse(readFileSync(join(indexDir, 'graph', 'manifest.json'), 'utf8')) as {
-      dense: { ann: { expansion_search: number; connectivity: number } };
+      dense: { ann: { expansion_search: number; expansion_add: number; connectivity: number } };
     };
     expect(manifest.dense.ann.expansion_search).toBe(defaultExpansionSearch(1585));
     expect(manifest.dense.ann.connectivity).toBe(24);
     expect(manifest.dense.ann.expansion_search).toBe(128);
+    expect(manifest.dense.ann.expansion_add).toBe(defaultExpansionAdd(1585));
+    expect(manifest.dense.ann.expansion_add).toBe(128);
   });
 
   it('explains that an exactly searched corpus has nothing to measure', () => {

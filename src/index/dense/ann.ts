@@ -45,6 +45,24 @@ export function defaultConnectivity(chunks: number): number {
   return chunks > DENSE_GRAPH_MAX_CHUNKS ? LARGE_CORPUS_CONNECTIVITY : 24;
 }
 
+/** Above this many chunks the graph is built with the wider efConstruction. */
+const WIDE_BUILD_ABOVE_CHUNKS = 2_000_000;
+const WIDE_EXPANSION_ADD = 512;
+
+/**
+ * The efConstruction a build uses when none is given. Recall at a fixed
+ * efSearch falls fast as a corpus grows, and a wider construction moves the
+ * whole curve by about 2.5 doublings of the corpus (BENCHMARKS.md, clustered
+ * vectors, M 20, efConstruction 512 against 128: recall@10 0.9987 against
+ * 0.939 at efSearch 32 on 500k; 0.998 against 0.892 at 64 and 1.000 against
+ * 0.964 at 128 on 1M) for 5.4–5.7× the graph's build time. Up to 2M chunks
+ * the default graph reaches ≥ 0.97 at its default efSearch, so the build
+ * stays fast there; above, where it would not, the graph is built wide.
+ */
+export function defaultExpansionAdd(chunks: number): number {
+  return chunks > WIDE_BUILD_ABOVE_CHUNKS ? WIDE_EXPANSION_ADD : ANN_DEFAULTS.expansionAdd;
+}
+
 /**
  * The efSearch a build stores when none is given, for the graph's M. Recall at
  * a fixed efSearch falls as a corpus grows (BENCHMARKS.md, clustered vectors:

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ANN_DEFAULTS, defaultConnectivity, defaultExpansionSearch } from '../../../src/index/dense/ann.js';
+import {
+  ANN_DEFAULTS,
+  defaultConnectivity,
+  defaultExpansionAdd,
+  defaultExpansionSearch,
+} from '../../../src/index/dense/ann.js';
 
 describe('default HNSW shape', () => {
   it('is a denser graph walked narrower up to 1M chunks (M 24, efSearch 128)', () => {
@@ -29,5 +34,13 @@ describe('default HNSW shape', () => {
     expect(defaultExpansionSearch(1_000_000, 16)).toBe(ANN_DEFAULTS.expansionSearch);
     expect(defaultExpansionSearch(2_000_000, 16)).toBe(768);
     expect(ANN_DEFAULTS.expansionSearch).toBe(384);
+  });
+
+  it('builds graphs above 2M chunks wide (efConstruction 512), smaller ones at 128', () => {
+    expect(defaultExpansionAdd(20_001)).toBe(128);
+    expect(defaultExpansionAdd(2_000_000)).toBe(128);
+    expect(ANN_DEFAULTS.expansionAdd).toBe(128);
+    expect(defaultExpansionAdd(2_000_001)).toBe(512);
+    expect(defaultExpansionAdd(21_015_324)).toBe(512);
   });
 });
