@@ -111,7 +111,7 @@ export async function main(argv: string[]): Promise<void> {
     })
     .option('ann-ef-construction', {
       type: 'number',
-      describe: `HNSW efConstruction (default ${ANN_DEFAULTS.expansionAdd} up to 2M chunks, 512 above: ≈ 5.7× the graph build time for a graph that keeps recall as the corpus grows)`,
+      describe: `HNSW efConstruction (default ${ANN_DEFAULTS.expansionAdd} up to 2M chunks, 512 above: 5.4–5.7× the graph build time for a graph that keeps recall as the corpus grows)`,
     })
     .option('ann-ef-search', {
       type: 'number',
