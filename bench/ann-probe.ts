@@ -57,22 +57,24 @@ function rowReader(path: string): (num: number) => Float32Array {
 
 function build(): Record<string, number> {
   const basePath = arg('base') as string;
-  const base = readVectors(basePath, dim, 0, undefined, fbinHeader(basePath));
-  const n = base.length / dim;
+  const header = fbinHeader(basePath);
+  const n = (statSync(basePath).size - header) / (dim * 4);
   const t0 = performance.now();
   if (engine.startsWith('usearch')) {
     const idx = usearchIndex(64);
     const batch = 65_536;
+    // read batch by batch: a 2M × 768 float32 base (6 GB) is past what one typed array holds
     for (let i = 0; i < n; i += batch) {
       const c = Math.min(batch, n - i);
       const keys = new BigUint64Array(c);
       for (let j = 0; j < c; j++) keys[j] = BigInt(i + j);
-      idx.add(keys, base.subarray(i * dim, (i + c) * dim), threads);
+      idx.add(keys, readVectors(basePath, dim, i, c, header), threads);
     }
     const buildS = (performance.now() - t0) / 1000;
     idx.save(indexPath);
     return { buildS, vectors: n, indexBytes: statSync(indexPath).size };
   }
+  const base = readVectors(basePath, dim, 0, undefined, header);
   const idx = new hnswlib.HierarchicalNSW('ip', dim);
   idx.initIndex({ maxElements: n, m, efConstruction: efc, randomSeed: 100 });
   for (let i = 0; i < n; i++) idx.addPoint(Array.from(base.subarray(i * dim, (i + 1) * dim)), i);
