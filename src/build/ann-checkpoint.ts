@@ -25,15 +25,14 @@ const KEY = `${GRAPH}.json`;
  * saves it into the partial build directory every few minutes, and --resume
  * continues from the last save instead of from the first row.
  * The graph goes to a temp file that is fsynced and renamed, so a crash while
- * saving leaves the previous checkpoint. The key file is written before the
- * first graph and never changes during a build; the number of rows is the
- * graph's own (`AnnBuilder.resume` checks they are chunks 0 … n−1).
+ * saving leaves the previous checkpoint. The key file is (re)written, with
+ * the same contents, before each graph; the number of rows is the graph's
+ * own (`AnnBuilder.resume` checks they are chunks 0 … n−1).
  * Disk: while a checkpoint is written the old and the new graph both exist.
  */
 export class AnnCheckpoint {
   private readonly graphPath: string;
   private readonly keyPath: string;
-  private keyWritten = false;
 
   constructor(
     private readonly dir: string,
@@ -58,7 +57,6 @@ export class AnnCheckpoint {
       this.remove();
       return undefined;
     }
-    this.keyWritten = true;
     log.info(`resume: the HNSW graph continues from its checkpoint of ${formatCount(got.builder.size)} vectors`);
     return got.builder;
   }
@@ -66,10 +64,7 @@ export class AnnCheckpoint {
   /** Saves the graph as the new checkpoint; returns the seconds it took. */
   save(builder: AnnBuilder): number {
     const t = performance.now();
-    if (!this.keyWritten) {
-      writeFileAtomic(this.keyPath, JSON.stringify(this.key));
-      this.keyWritten = true;
-    }
+    writeFileAtomic(this.keyPath, JSON.stringify(this.key));
     const tmp = `${this.graphPath}.tmp`;
     builder.save(tmp);
     fsyncPath(tmp);
@@ -79,7 +74,6 @@ export class AnnCheckpoint {
 
   remove(): void {
     AnnCheckpoint.removeFrom(this.dir);
-    this.keyWritten = false;
   }
 
   /** Removes any checkpoint from a build directory (a resumed build that no longer makes a graph). */

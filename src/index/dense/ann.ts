@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { exactSearch, Index, MetricKind, ScalarKind, type BatchMatches, type Matches } from 'usearch';
 import { RetrieverError } from '../../errors.js';
 
@@ -89,13 +89,12 @@ const SCALAR_BYTES: Record<AnnQuantization, number> = { f32: 4, f16: 2, i8: 1 };
  * its own, so they are checked against the file's size first.
  */
 export function checkGraphFile(path: string, dim: number, quantization: AnnQuantization): string | undefined {
-  let head: Buffer;
+  const head = Buffer.alloc(8);
   let size: number;
   try {
-    size = statSync(path).size;
-    head = Buffer.alloc(8);
     const fd = openSync(path, 'r');
     try {
+      size = fstatSync(fd).size;
       if (readSync(fd, head, 0, 8, 0) < 8) return `${path} is too short to be a graph (${size} bytes)`;
     } finally {
       closeSync(fd);
