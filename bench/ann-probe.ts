@@ -12,7 +12,7 @@ import { openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { Index, MetricKind, ScalarKind } from 'usearch';
 import { TopK } from '../src/search/top-k.js';
 import { arg, rssMiB, summarize } from './lib/common.js';
-import { readVectors } from './lib/vectors.js';
+import { fbinHeaderBytes, readVectors } from './lib/vectors.js';
 
 const engine = arg('engine') as string;
 const phase = arg('phase') as string;
@@ -38,14 +38,9 @@ function usearchIndex(efs: number): Index {
   });
 }
 
-/** .fbin files (big-ann-benchmarks) start with u32 rows and u32 dim; raw .f32 files have no header. */
-function fbinHeader(path: string): number {
-  return path.endsWith('.fbin') ? 8 : 0;
-}
-
 /** One float32 row by pread, as the product's VectorReader reads its stored vectors. */
 function rowReader(path: string): (num: number) => Float32Array {
-  const header = fbinHeader(path);
+  const header = fbinHeaderBytes(path);
   const fd = openSync(path, 'r');
   const row = new Float32Array(dim);
   const bytes = new Uint8Array(row.buffer);
@@ -57,7 +52,7 @@ function rowReader(path: string): (num: number) => Float32Array {
 
 function build(): Record<string, number> {
   const basePath = arg('base') as string;
-  const header = fbinHeader(basePath);
+  const header = fbinHeaderBytes(basePath);
   const n = (statSync(basePath).size - header) / (dim * 4);
   const t0 = performance.now();
   if (engine.startsWith('usearch')) {

@@ -17,7 +17,7 @@ import { arg, BENCH_DATA, printTable, ROOT, sizeLabel, writeResult } from './lib
 import { ensureGenCorpus, buildWiki18Index, runProbe, textPhaseSeconds } from './lib/child.js';
 import { rssOf, startServer } from './lib/server.js';
 import { runIvfPq } from './lib/ivfpq.js';
-import { ensureVectors, readVectors } from './lib/vectors.js';
+import { ensureVectors, fbinHeaderBytes, readVectors } from './lib/vectors.js';
 
 const sizes = (arg('sizes', '1000000,2000000') as string).split(',').map(Number);
 const model = arg('model', join(BENCH_DATA, 'bert-base-random')) as string;
@@ -164,7 +164,7 @@ function exactTop10(path: string, queries: Float32Array, n: number): Int32Array 
   const best: Array<Array<[number, number]>> = Array.from({ length: nq }, () => []);
   const block = 250_000;
   for (let from = 0; from < n; from += block) {
-    const x = readVectors(path, dim, from, Math.min(block, n - from), 8);
+    const x = readVectors(path, dim, from, Math.min(block, n - from), fbinHeaderBytes(path));
     const r = exactSearch(x, queries, dim, 10, MetricKind.IP, 2);
     for (let q = 0; q < nq; q++) {
       const list = best[q] as Array<[number, number]>;

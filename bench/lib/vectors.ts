@@ -120,7 +120,12 @@ export function ensureVectors(
   renameSync(`${path}.tmp`, path);
 }
 
-/** Rows of a raw float32 file; `headerBytes` skips a header (8 for .fbin). */
+/** .fbin files (big-ann-benchmarks) start with u32 rows and u32 dim; raw .f32 files have no header. */
+export function fbinHeaderBytes(path: string): number {
+  return path.endsWith('.fbin') ? 8 : 0;
+}
+
+/** Rows of a raw float32 file; `headerBytes` skips a header (`fbinHeaderBytes`). */
 export function readVectors(path: string, dim: number, from = 0, count?: number, headerBytes = 0): Float32Array {
   const fd = openSync(path, 'r');
   try {

@@ -78,6 +78,13 @@ function open(name: string): OpenCorpus {
   );
 }
 
+/** A graph-batch callback that fails once `rows` rows are in the graph, as a crash there would. */
+function crashAt(rows: number): (n: number) => void {
+  return (n) => {
+    if (n >= rows) throw new Error('simulated crash in the graph');
+  };
+}
+
 /** Brute force over passage vectors computed independently of the index. */
 async function bruteForce(query: string, k: number): Promise<Array<{ num: number; score: number }>> {
   const [q] = await encoder.embedQueries([query]);
@@ -246,9 +253,6 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
   });
 
   it('an interrupted HNSW graph resumes from its last checkpoint, not from the first row', async () => {
-    const crashAt = (rows: number) => (n: number) => {
-      if (n >= rows) throw new Error('simulated crash in the graph');
-    };
     await expect(buildDense('graph', { exactBelow: 0, onAnnBatch: crashAt(192) })).rejects.toThrow(/simulated crash/);
     const partial = join(tmp.dir, 'idx', '.graph.partial');
     // the checkpoint after 128 rows survives; the batch that failed never reached one
@@ -277,14 +281,7 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
   });
 
   it('a checkpoint made with other graph settings is dropped and the graph starts over', async () => {
-    await expect(
-      buildDense('regraph', {
-        exactBelow: 0,
-        onAnnBatch: (n) => {
-          if (n >= 192) throw new Error('simulated crash in the graph');
-        },
-      }),
-    ).rejects.toThrow(/simulated crash/);
+    await expect(buildDense('regraph', { exactBelow: 0, onAnnBatch: crashAt(192) })).rejects.toThrow(/simulated crash/);
     const seen: number[] = [];
     const s = await buildDense('regraph', {
       exactBelow: 0,
@@ -297,10 +294,7 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
   });
 
   it('a resumed build that no longer makes a graph leaves no checkpoint in the index', async () => {
-    const crash = (n: number) => {
-      if (n >= 192) throw new Error('simulated crash in the graph');
-    };
-    await expect(buildDense('nograph', { exactBelow: 0, onAnnBatch: crash })).rejects.toThrow(/simulated crash/);
+    await expect(buildDense('nograph', { exactBelow: 0, onAnnBatch: crashAt(192) })).rejects.toThrow(/simulated crash/);
     expect(readdirSync(join(tmp.dir, 'idx', '.nograph.partial')).some((f) => f.includes('checkpoint'))).toBe(true);
     const s = await buildDense('nograph', { exactBelow: 20_000, resume: true });
     expect(s.manifest.dense?.ann).toBeNull();
