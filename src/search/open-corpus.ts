@@ -20,7 +20,7 @@ export interface OpenCorpus {
   readonly manifest: Manifest;
   readonly store: ChunkStore;
   readonly bm25: Bm25Searcher;
-  /** BM25 worker threads (`bm25Threads` > 0): unfiltered BM25 and hybrid searches split their chunk range with one. */
+  /** BM25 worker threads (`bm25Threads` > 0): unfiltered BM25 and hybrid searches split their chunk range with all of them. */
   readonly bm25Pool: Bm25Pool | null;
   readonly dense: DenseArm | null;
   readonly modes: SearchMode[];
@@ -51,7 +51,7 @@ export interface OpenOptions {
    */
   verify?: VerifyMode | 'auto';
   log?: Logger;
-  /** Worker threads that take half the chunk range of unfiltered BM25 and hybrid searches; 0 (the default) searches on the calling thread. */
+  /** Worker threads that each take an equal part of the chunk range of unfiltered BM25 and hybrid searches, beside the calling thread's part; 0 (the default) searches on the calling thread. */
   bm25Threads?: number;
 }
 

@@ -164,8 +164,8 @@ export class Retriever {
     const depth = mode === 'hybrid' ? Math.max(this.opts.candidates, topK) : topK;
     const vectors = mode === 'bm25' ? null : this.embed(corpus, texts);
     // the BM25 arm runs while the encoder thread works on the query vectors; with BM25 threads,
-    // a thread scores half the chunk range while this thread scores the other half and then
-    // walks the HNSW graph (filtered searches stay here: the filter's bitset is not shared)
+    // each thread scores its part of the chunk range while this thread scores the first part and
+    // then walks the HNSW graph (filtered searches stay here: the filter's bitset is not shared)
     const pool = mode !== 'dense' && !filter ? corpus.bm25Pool : null;
     const bm25Async = pool ? Promise.all(texts.map((q) => pool.search(q, depth))) : null;
     const bm25Inline = mode === 'dense' || bm25Async ? null : texts.map((q) => corpus.bm25.search(q, depth, filter));

@@ -2,9 +2,10 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { mergeHits } from '../../src/index/bm25/bm25-searcher.js';
+import { Bm25Searcher, mergeHits } from '../../src/index/bm25/bm25-searcher.js';
 import { INDEX_FILES } from '../../src/index/layout.js';
 import { openCorpus } from '../../src/search/open-corpus.js';
+import { createEnglishAnalyzer } from '../../src/text/analyzer.js';
 import { build, writeJsonl } from '../helpers/build.js';
 import { naiveBm25 } from '../helpers/naive-bm25.js';
 import { makeTempDir } from '../helpers/paths.js';
@@ -160,6 +161,60 @@ describe('BM25 index on disk', () => {
       // an empty or inverted range scores nothing
       expect(corpus.bm25.search('river', 10, undefined, { from: 50, to: 50 })).toEqual([]);
       expect(corpus.bm25.search('river', 10, undefined, { from: 60, to: 50 })).toEqual([]);
+    } finally {
+      corpus.close();
+    }
+  });
+
+  it('a searcher asked for the same range again reads only its part of each list, with the same hits', async () => {
+    // a pool thread always gets the same range: after its first search it starts each long list at
+    // the range's first posting (carrying the doc before it) and stops at the range's end
+    const docs = Array.from({ length: 400 }, (_, i) => {
+      const words = Array.from({ length: 8 + (i % 9) }, (_, j) => VOCAB[(i * 5 + j * 7) % VOCAB.length] as string);
+      if (i % 97 === 3) words.push('zebra');
+      return words.join(' ');
+    });
+    const corpus = await buildCorpus(docs);
+    const m = corpus.manifest;
+    const searcher = (): Bm25Searcher =>
+      new Bm25Searcher({
+        postingsPath: join(corpus.dir, INDEX_FILES.postings),
+        normsPath: join(corpus.dir, INDEX_FILES.norms),
+        lookupTerm: (t) => corpus.store.lookupTerm(t),
+        analyzer: createEnglishAnalyzer(),
+        stats: { docCount: m.bm25.doc_count, chunkCount: m.corpus.chunks, totalTokens: m.bm25.total_tokens },
+        params: { k1: m.bm25.k1, b: m.bm25.b },
+        boundsMinBytes: 0, // every list, however short, has its bounds learnt
+      });
+    const queries = ['zebra', 'zebra river', 'river bank fishing', 'paris running boat money of the'];
+    try {
+      for (const cuts of [
+        [0, 1, 400],
+        [0, 97, 200, 400],
+        [0, 133, 266, 399, 400],
+        [0, 400, 400],
+      ]) {
+        const parts = cuts.slice(1).map((to, i) => ({ range: { from: cuts[i] as number, to }, bm25: searcher() }));
+        for (let round = 0; round < 3; round++) {
+          for (const q of queries) {
+            for (const k of [1, 5, 400]) {
+              const lists = parts.map((p) => p.bm25.search(q, k, undefined, p.range));
+              lists.forEach((hits, i) =>
+                expect(hits, `${q} k=${k} part ${i} of ${cuts.join(',')} round ${round}`).toEqual(
+                  corpus.bm25.search(q, k, undefined, parts[i]?.range),
+                ),
+              );
+              expect(mergeHits(lists, k)).toEqual(corpus.bm25.search(q, k));
+            }
+          }
+        }
+        // every non-empty part short of the whole range learnt its lists' bounds
+        for (const p of parts) {
+          const learns = p.range.to > p.range.from && (p.range.from > 0 || p.range.to < 400);
+          expect(p.bm25.knownBounds > 0, `${p.range.from}-${p.range.to}`).toBe(learns);
+          p.bm25.close();
+        }
+      }
     } finally {
       corpus.close();
     }

@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { Bm25Pool } from '../../src/index/bm25/bm25-pool.js';
+import { Bm25Pool, splitRange } from '../../src/index/bm25/bm25-pool.js';
 import { INDEX_FILES } from '../../src/index/layout.js';
 import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
 import { build, writeJsonl } from '../helpers/build.js';
@@ -39,18 +40,35 @@ function files(c: OpenCorpus, storePath = join(c.dir, INDEX_FILES.store)) {
   };
 }
 
+describe('splitRange', () => {
+  it('cuts [0, n) into ranges that cover it in order and differ in size by at most one', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 30_000_000 }), fc.integer({ min: 1, max: 65 }), (n, parts) => {
+        const cuts = splitRange(n, parts);
+        expect(cuts).toHaveLength(parts + 1);
+        expect(cuts[0]).toBe(0);
+        expect(cuts[parts]).toBe(n);
+        const sizes = cuts.slice(1).map((c, i) => c - (cuts[i] as number));
+        expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(1);
+      }),
+    );
+  });
+});
+
 describe('BM25 search threads', () => {
-  it('answer exactly what the inline searcher answers, many searches at once on two threads', async () => {
+  it('answer exactly what the inline searcher answers, many searches at once cut four ways', async () => {
     const c = await open();
     const warnings: string[] = [];
-    const pool = new Bm25Pool(files(c), 2, c.bm25, (m) => warnings.push(m));
+    // three threads and the main thread; every list's bounds are learnt, so later rounds start
+    // each list at the thread's range
+    const pool = new Bm25Pool({ ...files(c), boundsMinBytes: 0 }, 3, c.bm25, (m) => warnings.push(m));
     try {
-      for (const k of [1, 10, 100]) {
+      for (const k of [1, 10, 100, 10]) {
         const got = await Promise.all(QUERIES.map((q) => pool.search(q, k)));
         got.forEach((hits, i) => expect(hits).toEqual(c.bm25.search(QUERIES[i] as string, k)));
         expect(got[0]).toHaveLength(k);
       }
-      expect(pool.liveThreads).toBe(2);
+      expect(pool.liveThreads).toBe(3);
       expect(warnings).toEqual([]);
     } finally {
       await pool.close();

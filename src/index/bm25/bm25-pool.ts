@@ -20,10 +20,12 @@ interface Thread {
 
 /**
  * BM25 searches shared with worker threads, so that a hybrid query's BM25 arm
- * runs on two cores and beside the HNSW walk: a thread scores the upper half
- * of the chunk range while the main thread scores the lower half, then walks
- * the graph (under load, BM25 and the dense arm spread over the cores). Each
- * thread opens the index files itself.
+ * runs on several cores and beside the HNSW walk: each search is cut into
+ * equal ranges of chunk nums, one for the main thread and one for each live
+ * thread, and all are scored at once (under load, BM25 and the dense arm
+ * spread over the cores). A thread is always given the same range, so its
+ * searcher learns where that range starts and ends in each long postings list
+ * and later reads only that part. Each thread opens the index files itself.
  * A thread that fails is dropped and its searches, and all later ones if no
  * thread is left, run on `inline`, the main thread's searcher: a broken
  * thread costs speed, never an answer.
@@ -44,26 +46,27 @@ export class Bm25Pool {
 
   /**
    * The k best chunks for `query`, exactly as `Bm25Searcher.search` returns
-   * them (no filter: filtered searches stay inline). The upper half of the
-   * chunk range goes to a thread; the lower half is searched here and now,
-   * before this returns, so the caller's next work (the dense arm) overlaps
-   * only the thread's half. The two lists merge into the whole search's
-   * hits and scores (`mergeHits`).
+   * them (no filter: filtered searches stay inline). The threads' ranges are
+   * posted first; the first range is searched here and now, before this
+   * returns, so the caller's next work (the dense arm) overlaps only the
+   * threads' parts. The lists merge into the whole search's hits and scores
+   * (`mergeHits`).
    */
   search(query: string, k: number): Promise<ScoredHit[]> {
-    const t = this.pick();
-    if (!t) return Promise.resolve(this.inline.search(query, k));
-    const n = this.inline.chunkCount;
-    const mid = n >>> 1;
-    const upper = this.post(t, query, k, { from: mid, to: n });
-    let lower: ScoredHit[];
+    const live = this.threads.filter((t) => t.alive);
+    if (live.length === 0) return Promise.resolve(this.inline.search(query, k));
+    const cuts = splitRange(this.inline.chunkCount, live.length + 1);
+    const parts = live.map((t, i) =>
+      this.post(t, query, k, { from: cuts[i + 1] as number, to: cuts[i + 2] as number }),
+    );
+    let first: ScoredHit[];
     try {
-      lower = this.inline.search(query, k, undefined, { from: 0, to: mid });
+      first = this.inline.search(query, k, undefined, { from: 0, to: cuts[1] as number });
     } catch (err) {
-      upper.catch(() => undefined); // nothing left rejecting unseen
+      for (const p of parts) p.catch(() => undefined); // nothing left rejecting unseen
       return Promise.reject(err as Error);
     }
-    return upper.then((hits) => mergeHits([lower, hits], k));
+    return Promise.all(parts).then((lists) => mergeHits([first, ...lists], k));
   }
 
   get liveThreads(): number {
@@ -83,13 +86,6 @@ export class Bm25Pool {
       const msg: ToSearchWorker = { id, query, k, range };
       t.worker.postMessage(msg);
     });
-  }
-
-  /** The live thread with the fewest searches queued. */
-  private pick(): Thread | undefined {
-    let best: Thread | undefined;
-    for (const t of this.threads) if (t.alive && (!best || t.pending.size < best.pending.size)) best = t;
-    return best;
   }
 
   private spawn(init: SearchWorkerInit): Thread {
@@ -130,6 +126,11 @@ export class Bm25Pool {
     t.pending.clear();
     await t.worker.terminate();
   }
+}
+
+/** `parts + 1` cut points splitting [0, n) into `parts` ranges whose sizes differ by at most one. */
+export function splitRange(n: number, parts: number): number[] {
+  return Array.from({ length: parts + 1 }, (_, i) => Math.floor((n * i) / parts));
 }
 
 function workerUrl(): URL {

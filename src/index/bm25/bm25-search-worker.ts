@@ -8,7 +8,7 @@ import type { Bm25Params } from './scoring.js';
 /**
  * A BM25 query thread: opens the corpus's term dictionary (SQLite, read-only)
  * and postings itself and answers searches over a range of chunk nums, so a
- * hybrid query's BM25 arm is split between it and the main thread. Same
+ * hybrid query's BM25 arm is split between it, the other threads and the main thread. Same
  * searcher, same bytes: its hits are the ones an inline search of that range
  * returns.
  */
@@ -18,9 +18,11 @@ export interface SearchWorkerInit {
   normsPath: string;
   stats: Bm25Stats;
   params: Bm25Params;
+  /** See `Bm25SearcherOptions.boundsMinBytes`. */
+  boundsMinBytes?: number;
 }
 
-/** One search over `range` of the chunk nums (the pool's half of a split search). */
+/** One search over `range` of the chunk nums (this thread's part of a split search). */
 export type ToSearchWorker = { id: number; query: string; k: number; range: NumRange };
 
 export type FromSearchWorker =
@@ -37,6 +39,7 @@ if (port) {
     analyzer: createEnglishAnalyzer(),
     stats: init.stats,
     params: init.params,
+    ...(init.boundsMinBytes !== undefined ? { boundsMinBytes: init.boundsMinBytes } : {}),
   });
   port.on('message', (msg: ToSearchWorker) => {
     try {

@@ -8,6 +8,10 @@ import { idf, lengthNormTable, type Bm25Params } from './scoring.js';
 
 /** Select by a sequential accumulator pass when a query has more postings than 1/DIVISOR of all chunks. */
 const DENSE_SELECT_DIVISOR = 8;
+/** Lists at least this long have their range bounds remembered by a ranged searcher. */
+const BOUNDS_MIN_BYTES = 4096;
+/** Lists whose bounds a ranged searcher remembers before it starts over (≈ 100 bytes each). */
+const BOUNDS_MAX_LISTS = 1 << 17;
 
 export interface Bm25Stats {
   docCount: number;
@@ -32,6 +36,22 @@ export interface Bm25SearcherOptions {
   analyzer: Analyzer;
   stats: Bm25Stats;
   params: Bm25Params;
+  /** Lists shorter than this are always decoded from their start (tests lower it). */
+  boundsMinBytes?: number;
+}
+
+/**
+ * Where one term's postings for a searcher's range begin and end, learnt on
+ * the first ranged search that reads the list, so later ones read and decode
+ * only their own part of it.
+ */
+interface ListBounds {
+  /** Byte offset in the list of the first posting at or past the range's start. */
+  start: number;
+  /** The doc of the posting before it: the base its gap counts from. */
+  docBefore: number;
+  /** Byte offset of the first posting at or past the range's end (the list's length if none). */
+  end: number;
 }
 
 /**
@@ -48,6 +68,9 @@ export class Bm25Searcher {
   private touched = new Uint32Array(4096);
   private readBuf = Buffer.allocUnsafe(1 << 16);
   private readonly tfOne = new Float64Array(256);
+  /** Bounds of long lists for `boundsRange`, by the list's offset in the postings file. */
+  private readonly bounds = new Map<number, ListBounds>();
+  private boundsRange: NumRange = { from: -1, to: -1 };
 
   constructor(private readonly opts: Bm25SearcherOptions) {
     this.norms = readFileSync(opts.normsPath);
@@ -78,7 +101,9 @@ export class Bm25Searcher {
    * never scored: filters apply before top-k. With `range`, only chunks in
    * it are scored: every chunk's score is the same sum, in the same order, as
    * in a search of the whole index, so the k best of the k best of each part
-   * of a partition (`mergeHits`) are exactly the whole search's k best.
+   * of a partition (`mergeHits`) are exactly the whole search's k best. A
+   * searcher asked for the same range again (a pool thread always is) reads
+   * only that range's part of each long list.
    */
   search(query: string, k: number, filter?: ChunkFilter, range?: NumRange): ScoredHit[] {
     const allow = filter?.bits;
@@ -104,6 +129,12 @@ export class Bm25Searcher {
     const scan = postings * DENSE_SELECT_DIVISOR > n;
     let touched = this.touched;
     let touchedCount = 0;
+    const partial = from > 0 || to < n;
+    if (partial && (this.boundsRange.from !== from || this.boundsRange.to !== to)) {
+      this.bounds.clear();
+      this.boundsRange = { from, to };
+    }
+    const boundsMin = this.opts.boundsMinBytes ?? BOUNDS_MIN_BYTES;
     for (const entry of terms) {
       const count = entry.count;
       const weight = count * idf(entry.df, this.opts.stats.docCount);
@@ -113,12 +144,21 @@ export class Bm25Searcher {
       // room for every posting of this list to be a new doc, so the loop
       // below appends without a bounds check
       if (!scan && touchedCount + entry.df > touched.length) touched = this.growTouched(touchedCount + entry.df);
-      const bytes = this.readPostings(entry.offset, entry.nbytes);
+      const learn = partial && entry.nbytes >= boundsMin;
+      const known = learn ? this.bounds.get(entry.offset) : undefined;
+      const bytes = known
+        ? this.readPostings(entry.offset + known.start, known.end - known.start)
+        : this.readPostings(entry.offset, entry.nbytes);
       let pos = 0;
-      let doc = 0;
-      const end = entry.nbytes;
+      let doc = known ? known.docBefore : 0;
+      const end = known ? known.end - known.start : entry.nbytes;
+      // what this pass learns of the list's bounds, when it reads the whole list
+      let skipped = 0;
+      let docBefore = 0;
+      let stop = end;
       while (pos < end) {
         // decodePostings' loop, inlined: this is the BM25 hot path
+        const at = pos;
         let b = bytes[pos++] as number;
         let v = b & 0x7f;
         let shift = 7;
@@ -140,8 +180,15 @@ export class Bm25Searcher {
           }
         }
         // docs ascend within a list: before the range, skip; past it, the list is done
-        if (doc < from) continue;
-        if (doc >= to) break;
+        if (doc < from) {
+          skipped = pos;
+          docBefore = doc;
+          continue;
+        }
+        if (doc >= to) {
+          stop = at;
+          break;
+        }
         if (allow !== undefined && (((allow[doc >>> 3] as number) >>> (doc & 7)) & 1) === 0) continue;
         const s =
           tf === 1
@@ -157,6 +204,7 @@ export class Bm25Searcher {
         }
         acc[doc] = old + s;
       }
+      if (learn && !known) this.remember(entry.offset, { start: skipped, docBefore, end: stop });
     }
     if (scan) {
       // docs come in ascending order, so one whose score equals the k-th
@@ -186,6 +234,16 @@ export class Bm25Searcher {
 
   close(): void {
     closeSync(this.fd);
+  }
+
+  /** Long lists whose bounds this searcher knows for its current range. */
+  get knownBounds(): number {
+    return this.bounds.size;
+  }
+
+  private remember(offset: number, b: ListBounds): void {
+    if (this.bounds.size >= BOUNDS_MAX_LISTS) this.bounds.clear();
+    this.bounds.set(offset, b);
   }
 
   private readPostings(offset: number, nbytes: number): Buffer {
