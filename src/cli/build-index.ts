@@ -115,7 +115,7 @@ export async function main(argv: string[]): Promise<void> {
     })
     .option('ann-ef-search', {
       type: 'number',
-      describe: `HNSW efSearch stored in the index (default with M ≥ 24: 128 up to 1M chunks, 384 up to 2M, 768 above; with a smaller M: ${ANN_DEFAULTS.expansionSearch} up to 1M, 768 above)`,
+      describe: `HNSW efSearch stored in the index (default with M ≥ 24: 128 up to 1M chunks, 384 up to 2M, 768 up to 10M; with a smaller M: ${ANN_DEFAULTS.expansionSearch} up to 1M, 768 up to 10M; 1536 above 10M for any M)`,
     })
     .option('ann-quantization', {
       choices: ['f32', 'f16', 'i8'] as const,

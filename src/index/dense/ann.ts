@@ -63,15 +63,23 @@ export function defaultExpansionAdd(chunks: number): number {
   return chunks > WIDE_BUILD_ABOVE_CHUNKS ? WIDE_EXPANSION_ADD : ANN_DEFAULTS.expansionAdd;
 }
 
+/** Above this many chunks the stored efSearch is the widest. */
+const WIDEST_WALK_ABOVE_CHUNKS = 10_000_000;
+const WIDEST_EXPANSION_SEARCH = 1536;
+
 /**
  * The efSearch a build stores when none is given, for the graph's M. Recall at
  * a fixed efSearch falls as a corpus grows (BENCHMARKS.md, clustered vectors:
  * M 24 reaches 0.981 at 128 on 1M and 0.972–0.977 at 384 on 2M; M 20 0.979
  * at 768 on 2M (0.980 at 1536); M 16 0.987 at 384 on 1M and 0.957 at 768 on
  * 2M), so larger corpora get a wider walk, and a denser graph (M ≥ 24) a
- * narrower one. Above the measured sizes the widest.
+ * narrower one. Above 10M chunks, 1536: on graphs built at efConstruction 512
+ * the efSearch that holds a recall level grew ≈ 2.3–2.5× from 1M to 2M, which
+ * puts wiki-18 (21M) at ≈ 0.93–0.97 with 768 and ≈ 0.975–0.99 with 1536
+ * (extrapolated, not measured), at 2.6× the walk's time at 1M.
  */
 export function defaultExpansionSearch(chunks: number, connectivity = defaultConnectivity(chunks)): number {
+  if (chunks > WIDEST_WALK_ABOVE_CHUNKS) return WIDEST_EXPANSION_SEARCH;
   if (connectivity >= 24) {
     if (chunks <= 1_000_000) return 128;
     return chunks <= 2_000_000 ? 384 : 768;

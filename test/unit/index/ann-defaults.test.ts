@@ -14,20 +14,23 @@ describe('default HNSW shape', () => {
     expect(defaultExpansionSearch(500_000, 24)).toBe(128);
   });
 
-  it('keeps M 24 up to 20M chunks, walked wider as the corpus grows (384 up to 2M, then 768)', () => {
+  it('keeps M 24 up to 20M chunks, walked wider as the corpus grows (384 up to 2M, 768 up to 10M, then 1536)', () => {
     expect(defaultConnectivity(1_000_001)).toBe(24);
     expect(defaultConnectivity(20_000_000)).toBe(24);
     expect(defaultExpansionSearch(1_000_001)).toBe(384);
     expect(defaultExpansionSearch(2_000_000)).toBe(384);
     expect(defaultExpansionSearch(2_000_001)).toBe(768);
-    expect(defaultExpansionSearch(20_000_000)).toBe(768);
+    expect(defaultExpansionSearch(10_000_000)).toBe(768);
+    expect(defaultExpansionSearch(10_000_001)).toBe(1536);
+    expect(defaultExpansionSearch(20_000_000)).toBe(1536);
   });
 
-  it('drops to M 20 above 20M chunks (wiki-18 within 20 GB) with efSearch 768', () => {
+  it('drops to M 20 above 20M chunks (wiki-18 within 20 GB) with efSearch 1536', () => {
     expect(defaultConnectivity(20_000_001)).toBe(20);
     expect(defaultConnectivity(21_015_324)).toBe(20);
-    expect(defaultExpansionSearch(21_015_324)).toBe(768);
-    expect(defaultExpansionSearch(21_015_324, 24)).toBe(768);
+    expect(defaultExpansionSearch(21_015_324)).toBe(1536);
+    expect(defaultExpansionSearch(21_015_324, 24)).toBe(1536);
+    expect(defaultExpansionSearch(21_015_324, 16)).toBe(1536);
   });
 
   it('gives a graph built with M 16 by hand (--ann-m 16) the efSearch M 16 needs', () => {
