@@ -76,7 +76,7 @@ const WIDEST_EXPANSION_SEARCH = 1536;
  * narrower one. Above 10M chunks, 1536: on graphs built at efConstruction 512
  * the efSearch that holds a recall level grew ≈ 2.3–2.5× from 1M to 2M, which
  * puts wiki-18 (21M) at ≈ 0.93–0.97 with 768 and ≈ 0.975–0.99 with 1536
- * (extrapolated, not measured), at 2.6× the walk's time at 1M.
+ * (extrapolated, not measured), at 2.6–2.8× the walk's time at 1M.
  */
 export function defaultExpansionSearch(chunks: number, connectivity = defaultConnectivity(chunks)): number {
   if (chunks > WIDEST_WALK_ABOVE_CHUNKS) return WIDEST_EXPANSION_SEARCH;
