@@ -13,7 +13,7 @@
 import { join } from 'node:path';
 import { Bm25Pool } from '../src/index/bm25/bm25-pool.js';
 import { INDEX_FILES } from '../src/index/layout.js';
-import { openCorpus } from '../src/search/open-corpus.js';
+import { bm25Files, openCorpus } from '../src/search/open-corpus.js';
 import type { ScoredHit } from '../src/search/top-k.js';
 import { arg, printTable, summarize, writeResult } from './lib/common.js';
 import { loadRealQuestions } from './lib/queries.js';
@@ -27,13 +27,7 @@ const k = 100;
 
 const corpus = openCorpus(indexDir, name, { verify: 'sizes' });
 const m = corpus.manifest;
-const init = {
-  storePath: join(corpus.dir, INDEX_FILES.store),
-  postingsPath: join(corpus.dir, INDEX_FILES.postings),
-  normsPath: join(corpus.dir, INDEX_FILES.norms),
-  stats: { docCount: m.bm25.doc_count, chunkCount: m.corpus.chunks, totalTokens: m.bm25.total_tokens },
-  params: { k1: m.bm25.k1, b: m.bm25.b },
-};
+const init = { ...bm25Files(corpus.dir, m), storePath: join(corpus.dir, INDEX_FILES.store) };
 const texts = loadRealQuestions().slice(0, nq);
 const pools = threadCounts.map((t) => ({ threads: t, pool: new Bm25Pool(init, t, corpus.bm25) }));
 

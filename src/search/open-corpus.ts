@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
 import { Bm25Pool } from '../index/bm25/bm25-pool.js';
 import { Bm25Searcher } from '../index/bm25/bm25-searcher.js';
+import type { SearchWorkerInit } from '../index/bm25/bm25-search-worker.js';
 import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
 import { verifyFiles, type VerifyMode } from '../index/file-integrity.js';
 import { readManifest, type Manifest } from '../index/manifest.js';
@@ -57,6 +58,20 @@ export interface OpenOptions {
 
 const FULL_VERIFY_MAX_BYTES = 4 * 2 ** 30;
 
+/** The BM25 files and statistics of the index in `dir`, as its searchers (inline or on a thread) open them. */
+export function bm25Files(dir: string, manifest: Manifest): Omit<SearchWorkerInit, 'storePath'> {
+  return {
+    postingsPath: join(dir, INDEX_FILES.postings),
+    normsPath: join(dir, INDEX_FILES.norms),
+    stats: {
+      docCount: manifest.bm25.doc_count,
+      chunkCount: manifest.corpus.chunks,
+      totalTokens: manifest.bm25.total_tokens,
+    },
+    params: { k1: manifest.bm25.k1, b: manifest.bm25.b },
+  };
+}
+
 export function openCorpus(indexDir: string, name: string, opts: OpenOptions | DenseOpener = {}): OpenCorpus {
   const o: OpenOptions = typeof opts === 'function' ? { openDense: opts } : opts;
   const openDense = o.openDense;
@@ -104,16 +119,7 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
         `${storePath} holds ${span} chunks but the manifest says ${manifest.corpus.chunks}: ${hint}`,
       );
     }
-    const files = {
-      postingsPath: join(dir, INDEX_FILES.postings),
-      normsPath: join(dir, INDEX_FILES.norms),
-      stats: {
-        docCount: manifest.bm25.doc_count,
-        chunkCount: manifest.corpus.chunks,
-        totalTokens: manifest.bm25.total_tokens,
-      },
-      params: { k1: manifest.bm25.k1, b: manifest.bm25.b },
-    };
+    const files = bm25Files(dir, manifest);
     const bm25 = new Bm25Searcher({ ...files, lookupTerm: (t) => store.lookupTerm(t), analyzer });
     closers.push(() => bm25.close());
     const threads = o.bm25Threads ?? 0;

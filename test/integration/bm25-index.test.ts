@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Bm25Searcher, mergeHits } from '../../src/index/bm25/bm25-searcher.js';
 import { INDEX_FILES } from '../../src/index/layout.js';
-import { openCorpus } from '../../src/search/open-corpus.js';
+import { bm25Files, openCorpus } from '../../src/search/open-corpus.js';
 import { createEnglishAnalyzer } from '../../src/text/analyzer.js';
 import { build, writeJsonl } from '../helpers/build.js';
 import { naiveBm25 } from '../helpers/naive-bm25.js';
@@ -34,6 +34,13 @@ const VOCAB = [
   'cities',
 ];
 let counter = 0;
+
+/** 400 docs over VOCAB, 'zebra' in a few: lists long and short for the range-split tests. */
+const RANGE_DOCS = Array.from({ length: 400 }, (_, i) => {
+  const words = Array.from({ length: 8 + (i % 9) }, (_, j) => VOCAB[(i * 5 + j * 7) % VOCAB.length] as string);
+  if (i % 97 === 3) words.push('zebra');
+  return words.join(' ');
+});
 
 async function buildCorpus(docs: string[], maxPostingsInMemory = 1_000_000) {
   const name = `c${counter++}`;
@@ -137,12 +144,7 @@ describe('BM25 index on disk', () => {
   it('searches over parts of the chunk range merge into exactly the whole search (hits and scores)', async () => {
     // the BM25 pool splits a search at the middle: the thread's half and the main thread's half
     // must merge into the very list one search returns, on both selection paths and at any cut
-    const docs = Array.from({ length: 400 }, (_, i) => {
-      const words = Array.from({ length: 8 + (i % 9) }, (_, j) => VOCAB[(i * 5 + j * 7) % VOCAB.length] as string);
-      if (i % 97 === 3) words.push('zebra');
-      return words.join(' ');
-    });
-    const corpus = await buildCorpus(docs);
+    const corpus = await buildCorpus(RANGE_DOCS);
     try {
       for (const q of ['zebra', 'zebra river', 'river bank fishing', 'paris running boat money of the']) {
         for (const k of [1, 5, 50, 400]) {
@@ -169,21 +171,12 @@ describe('BM25 index on disk', () => {
   it('a searcher asked for the same range again reads only its part of each list, with the same hits', async () => {
     // a pool thread always gets the same range: after its first search it starts each long list at
     // the range's first posting (carrying the doc before it) and stops at the range's end
-    const docs = Array.from({ length: 400 }, (_, i) => {
-      const words = Array.from({ length: 8 + (i % 9) }, (_, j) => VOCAB[(i * 5 + j * 7) % VOCAB.length] as string);
-      if (i % 97 === 3) words.push('zebra');
-      return words.join(' ');
-    });
-    const corpus = await buildCorpus(docs);
-    const m = corpus.manifest;
+    const corpus = await buildCorpus(RANGE_DOCS);
     const searcher = (): Bm25Searcher =>
       new Bm25Searcher({
-        postingsPath: join(corpus.dir, INDEX_FILES.postings),
-        normsPath: join(corpus.dir, INDEX_FILES.norms),
+        ...bm25Files(corpus.dir, corpus.manifest),
         lookupTerm: (t) => corpus.store.lookupTerm(t),
         analyzer: createEnglishAnalyzer(),
-        stats: { docCount: m.bm25.doc_count, chunkCount: m.corpus.chunks, totalTokens: m.bm25.total_tokens },
-        params: { k1: m.bm25.k1, b: m.bm25.b },
         boundsMinBytes: 0, // every list, however short, has its bounds learnt
       });
     const queries = ['zebra', 'zebra river', 'river bank fishing', 'paris running boat money of the'];

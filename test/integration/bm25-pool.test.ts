@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Bm25Pool, splitRange } from '../../src/index/bm25/bm25-pool.js';
 import { INDEX_FILES } from '../../src/index/layout.js';
-import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
+import { bm25Files, openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
 import { build, writeJsonl } from '../helpers/build.js';
 import { makeTempDir } from '../helpers/paths.js';
 
@@ -30,14 +30,7 @@ async function open(): Promise<OpenCorpus> {
 }
 
 function files(c: OpenCorpus, storePath = join(c.dir, INDEX_FILES.store)) {
-  const m = c.manifest;
-  return {
-    storePath,
-    postingsPath: join(c.dir, INDEX_FILES.postings),
-    normsPath: join(c.dir, INDEX_FILES.norms),
-    stats: { docCount: m.bm25.doc_count, chunkCount: m.corpus.chunks, totalTokens: m.bm25.total_tokens },
-    params: { k1: m.bm25.k1, b: m.bm25.b },
-  };
+  return { ...bm25Files(c.dir, c.manifest), storePath };
 }
 
 describe('splitRange', () => {
