@@ -31,21 +31,39 @@ export function createEnglishAnalyzer(): Analyzer {
   const createInterner = (maxEntries?: number): SpanInterner => new SpanInterner(normalizeToken, maxEntries);
   const queryCache = createInterner(1 << 16);
 
+  // (start, end, hash) of each word of the text being analysed: the text is
+  // scanned once, then its words' slots are touched, then looked up
+  let spans = new Int32Array(3 * 1024);
+
   const analyzeInto = (text: string, interner: SpanInterner, out: { buf: Int32Array }): number => {
+    let words = 0;
+    scanWords(text, (start, end, hash) => {
+      if (end - start > MAX_TOKEN_CHARS) return;
+      if (3 * words === spans.length) {
+        const next = new Int32Array(spans.length * 2);
+        next.set(spans);
+        spans = next;
+      }
+      spans[3 * words] = start;
+      spans[3 * words + 1] = end;
+      spans[3 * words + 2] = hash;
+      words++;
+    });
+    if (out.buf.length < words) out.buf = new Int32Array(Math.max(words, 2 * out.buf.length));
     for (;;) {
+      interner.touch(spans, words);
       const epoch = interner.epoch;
+      const buf = out.buf;
       let n = 0;
-      scanWords(text, (start, end, hash) => {
-        if (end - start > MAX_TOKEN_CHARS) return;
-        const handle = interner.internHashed(text, start, end, hash);
-        if (interner.isStop(handle)) return;
-        if (n === out.buf.length) {
-          const next = new Int32Array(out.buf.length * 2);
-          next.set(out.buf);
-          out.buf = next;
-        }
-        out.buf[n++] = handle;
-      });
+      for (let i = 0; i < words; i++) {
+        const handle = interner.internHashed(
+          text,
+          spans[3 * i] as number,
+          spans[3 * i + 1] as number,
+          spans[3 * i + 2] as number,
+        );
+        if (!interner.isStop(handle)) buf[n++] = handle;
+      }
       // the table grew mid-text, so earlier handles are stale: again, on the grown table
       if (interner.epoch === epoch) return n;
     }
