@@ -7,7 +7,7 @@ import type { Bm25Params } from '../index/bm25/scoring.js';
 import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
 import type { DenseManifest, Manifest } from '../index/manifest.js';
 import { chunkDocument, wordCounter, type TokenCounter } from '../ingest/chunker.js';
-import { readCorpus } from '../ingest/readers.js';
+import { readCorpusBatches } from '../ingest/readers.js';
 import type { CorpusFormat } from '../ingest/types.js';
 import { ChunkStoreWriter } from '../store/chunk-store.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
@@ -203,28 +203,30 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
   let split = false; // did any document go through the token-budget splitter (else counts are words)
   const counts = (): string => `${formatCount(writer.documentCount)} docs ${formatCount(writer.chunkCount)} chunks`;
   try {
-    const docs = readCorpus(opts.format, input, {
+    const batches = readCorpusBatches(opts.format, input, {
       hash,
       onProgress: (p) => {
         bytesRead = p.bytesRead;
       },
     });
-    for await (const doc of docs) {
-      const docNum = writer.addDocument(doc);
-      const suffixIds = opts.chunkSize > 0 && !doc.verbatim;
-      if (suffixIds) split = true;
-      for (const piece of chunkDocument(doc, chunking)) {
-        const num = writer.addChunk({
-          id: suffixIds ? `${doc.id}#${piece.position}` : doc.id,
-          docNum,
-          position: piece.position,
-          contents: piece.contents,
-          bodyStart: piece.bodyStart,
-          nTokens: piece.nTokens,
-        });
-        const wait = bm25.add(num, piece.contents);
-        if (wait) await wait;
-        tokens += piece.nTokens;
+    for await (const docs of batches) {
+      for (const doc of docs) {
+        const docNum = writer.addDocument(doc);
+        const suffixIds = opts.chunkSize > 0 && !doc.verbatim;
+        if (suffixIds) split = true;
+        for (const piece of chunkDocument(doc, chunking)) {
+          const num = writer.addChunk({
+            id: suffixIds ? `${doc.id}#${piece.position}` : doc.id,
+            docNum,
+            position: piece.position,
+            contents: piece.contents,
+            bodyStart: piece.bodyStart,
+            nTokens: piece.nTokens,
+          });
+          const wait = bm25.add(num, piece.contents);
+          if (wait) await wait;
+          tokens += piece.nTokens;
+        }
       }
       progress.update(bytesRead, counts);
     }

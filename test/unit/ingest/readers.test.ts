@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readJsonValues } from '../../../src/ingest/json-values.js';
 import { readLines } from '../../../src/ingest/lines.js';
-import { readCorpus, splitTitleLine } from '../../../src/ingest/readers.js';
+import { readCorpus, readCorpusBatches, splitTitleLine } from '../../../src/ingest/readers.js';
 import type { CorpusFormat, SourceDocument } from '../../../src/ingest/types.js';
 import { HAS_SHARED, makeTempDir, sharedPath } from '../../helpers/paths.js';
 
@@ -93,6 +93,25 @@ describe('corpus readers', () => {
     await expect(collect('wiki18', p)).rejects.toThrow(/line 2: missing string field "contents"/);
     const q = file('badjson.jsonl', '{"id":"1","contents":"x"}\n{oops\n');
     await expect(collect('wiki18', q)).rejects.toThrow(/line 2: not valid JSON/);
+  });
+
+  it('wiki18: batches span read blocks, keep every record in order, and count lines across blocks', async () => {
+    // ~3.4 MB over 1 MiB read blocks: records and line numbers must carry across block edges
+    const rec = (i: number): string => JSON.stringify({ id: String(i), contents: `"T${i}"\n${'w'.repeat(i % 700)}` });
+    const n = 9000;
+    const good = Array.from({ length: n }, (_, i) => rec(i)).join('\n');
+    const p = file('many.jsonl', `${good}\n`);
+    const batches: SourceDocument[][] = [];
+    for await (const b of readCorpusBatches('wiki18', p)) batches.push(b);
+    expect(batches.length).toBeGreaterThan(2);
+    expect(batches.flat().map((d) => d.id)).toEqual(Array.from({ length: n }, (_, i) => String(i)));
+    expect((await collect('wiki18', p)).map((d) => d.title)).toEqual(Array.from({ length: n }, (_, i) => `T${i}`));
+    // a bad record on line 8,001, in the last block
+    const q = file(
+      'many-bad.jsonl',
+      `${Array.from({ length: 8000 }, (_, i) => rec(i)).join('\n')}\n{oops\n${rec(1)}\n`,
+    );
+    await expect(collect('wiki18', q)).rejects.toThrow(/line 8001: not valid JSON/);
   });
 
   it('jsonl: id/title/text/metadata, with record indexes for missing ids', async () => {
