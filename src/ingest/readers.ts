@@ -17,9 +17,9 @@ export async function* readCorpus(
 }
 
 /**
- * `readCorpus` a batch at a time (the documents of one block read, or of up
- * to 256 elements of a JSON array): the ingest loop's way, one promise per
- * batch instead of two per document.
+ * `readCorpus` a batch at a time (the documents of one block read, or up to
+ * 256 elements or 1M characters of a JSON array): the ingest loop's way, one
+ * promise per batch instead of two per document.
  */
 export function readCorpusBatches(
   format: CorpusFormat,
@@ -65,18 +65,24 @@ async function* readJsonlRecords(path: string, opts: ReadOptions, map: RecordMap
   }
 }
 
-/** Elements of a JSON array per batch. */
+/** A JSON array's elements are batched up to this many, or this many characters of text. */
 const ARRAY_BATCH = 256;
+const ARRAY_BATCH_CHARS = 1 << 20;
 
 async function* readJsonArray(path: string, opts: ReadOptions, map: RecordMapper): AsyncGenerator<SourceDocument[]> {
   let docs: SourceDocument[] = [];
+  let chars = 0;
   for await (const { value, index } of readJsonValues(path, opts)) {
     const where = `${path} element ${index}`;
     if (!isObject(value)) throw new RetrieverError('BAD_INPUT', `${where}: expected a JSON object`);
-    docs.push(map(value, where, index));
-    if (docs.length === ARRAY_BATCH) {
+    const doc = map(value, where, index);
+    docs.push(doc);
+    chars += doc.text.length;
+    // a GraphRAG-Bench element is a whole book: never hold many of those at once
+    if (docs.length === ARRAY_BATCH || chars >= ARRAY_BATCH_CHARS) {
       yield docs;
       docs = [];
+      chars = 0;
     }
   }
   if (docs.length > 0) yield docs;

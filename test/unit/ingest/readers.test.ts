@@ -173,6 +173,21 @@ describe('corpus readers', () => {
     await expect(collect('graphrag', bad)).rejects.toThrow(/GraphRAG-Bench corpus schema/);
   });
 
+  it('graphrag: batches hold at most 256 elements and about 1M characters, in order', async () => {
+    const sizes = async (path: string): Promise<number[][]> => {
+      const out: number[][] = [];
+      for await (const b of readCorpusBatches('graphrag', path)) out.push(b.map((d) => d.text.length));
+      return out;
+    };
+    const many = Array.from({ length: 600 }, (_, i) => ({ corpus_name: `C${i}`, context: 'x'.repeat(1 + (i % 7)) }));
+    const small = await sizes(file('many.json', JSON.stringify(many)));
+    expect(small.map((b) => b.length)).toEqual([256, 256, 88]);
+    expect(small.flat()).toEqual(many.map((m) => m.context.length));
+    // books: the batch ends once it holds 1M characters, not after 256 of them
+    const books = Array.from({ length: 3 }, (_, i) => ({ corpus_name: `B${i}`, context: 'y'.repeat(600_000) }));
+    expect(await sizes(file('books.json', JSON.stringify(books)))).toEqual([[600_000, 600_000], [600_000]]);
+  });
+
   it('splitTitleLine handles missing newlines and unquoted titles', () => {
     expect(splitTitleLine('no title')).toEqual({ title: '', bodyStart: 0 });
     expect(splitTitleLine('Plain\nbody')).toEqual({ title: 'Plain', bodyStart: 6 });
