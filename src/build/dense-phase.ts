@@ -9,13 +9,16 @@ import {
   defaultExpansionSearch,
   type AnnParams,
 } from '../index/dense/ann.js';
+import { GraphFormatError } from '../index/dense/graph-file.js';
 import { VectorReader, VectorWriter, type VectorDtype } from '../index/dense/vectors-file.js';
 import { INDEX_FILES } from '../index/layout.js';
 import type { DenseManifest, EncoderSource } from '../index/manifest.js';
 import { ChunkStore } from '../store/chunk-store.js';
 import { createProgress, formatCount } from '../util/progress.js';
+import type { Logger } from '../util/log.js';
 import { AnnCheckpoint } from './ann-checkpoint.js';
 import { importVectors, type VectorImport } from './import-vectors.js';
+import { relinkOrphans } from './relink-orphans.js';
 import type { DensePhase, DensePhaseContext } from './build-index.js';
 
 export interface DensePhaseOptions {
@@ -211,9 +214,24 @@ function buildAnn(
     }
     progress.finish();
     builder.save(annPath);
+    checkReach(builder, annPath, reader, ctx.log);
     checkpoint.remove();
   } finally {
     reader.close();
+  }
+}
+
+/**
+ * Relinks the nodes of the finished graph that no link reaches. A graph file
+ * this reader does not understand (a USearch upgrade) is served as it is,
+ * with a warning: it is a valid graph, and the build took hours.
+ */
+function checkReach(builder: AnnBuilder, annPath: string, reader: VectorReader, log: Logger): void {
+  try {
+    relinkOrphans(builder, annPath, (num) => reader.row(num), log);
+  } catch (err) {
+    if (!(err instanceof GraphFormatError)) throw err;
+    log.warn(`cannot check the HNSW graph for unreachable nodes: ${err.message}`);
   }
 }
 

@@ -178,6 +178,20 @@ export class AnnBuilder {
     return this.index.size();
   }
 
+  /**
+   * Removes each node and adds it again, on one thread, so that it is
+   * linked anew: a node no link points to gets in-links from its new
+   * neighbours (bench/ann-reach.ts: every orphan of three 100k builds came
+   * back). The removed slot is reused, so the graph keeps its size.
+   */
+  reinsert(nums: readonly number[], rowOf: (num: number) => Float32Array): void {
+    for (const num of nums) {
+      const key = BigInt(num);
+      this.index.remove(key);
+      this.index.add(key, rowOf(num), 1);
+    }
+  }
+
   save(path: string): void {
     this.index.save(path);
   }

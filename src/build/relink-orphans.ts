@@ -1,0 +1,55 @@
+import type { AnnBuilder } from '../index/dense/ann.js';
+import { readGraphLinks } from '../index/dense/graph-file.js';
+import type { Logger } from '../util/log.js';
+import { formatCount } from '../util/progress.js';
+
+/**
+ * Re-inserting a node links it to its new neighbours, which can prune another
+ * node's last in-link; a round finds the orphans that leaves. One round
+ * cleared every orphan of the 100k, 1M and 2M graphs in BENCHMARKS.md
+ * (bench/ann-reach.ts, bench/ann-orphans.ts).
+ */
+export const RELINK_ROUNDS = 3;
+/** Keys named in a warning about nodes left unreachable. */
+const NAMED = 10;
+
+export interface RelinkReport {
+  /** Nodes re-inserted, over all rounds (a node may count twice). */
+  relinked: number;
+  /** Orphans in the graph as last saved. */
+  left: number[];
+}
+
+/**
+ * Makes every node of a saved graph reachable again. USearch's threaded
+ * insertion now and then leaves a node that no base-level link points to; no
+ * search returns it, whatever the efSearch (DESIGN.md, known limits). Each
+ * round scans the file at `path` (`readGraphLinks`, a sequential read: 0.2 s
+ * at 100k, against 19–22 s to search every node for itself; 0.4–0.7 s for
+ * the 1–2 GB graphs of 1M–2M vectors),
+ * re-inserts the orphans and saves the graph again.
+ */
+export function relinkOrphans(
+  builder: AnnBuilder,
+  path: string,
+  rowOf: (num: number) => Float32Array,
+  log: Logger,
+): RelinkReport {
+  let relinked = 0;
+  for (let round = 1; ; round++) {
+    const { orphans } = readGraphLinks(path);
+    if (orphans.length === 0) return { relinked, left: [] };
+    if (round > RELINK_ROUNDS) {
+      const named = orphans.slice(0, NAMED).join(', ') + (orphans.length > NAMED ? ', …' : '');
+      log.warn(
+        `${formatCount(orphans.length)} HNSW node(s) still unreachable after ${RELINK_ROUNDS} rounds of relinking ` +
+          `(chunks ${named}): dense search cannot return them, BM25 still can`,
+      );
+      return { relinked, left: orphans };
+    }
+    log.info(`HNSW graph: relinking ${formatCount(orphans.length)} node(s) no link reached (round ${round})`);
+    builder.reinsert(orphans, rowOf);
+    builder.save(path);
+    relinked += orphans.length;
+  }
+}
