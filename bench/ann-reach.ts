@@ -5,11 +5,17 @@
  * efSearch 64). A node not its own first hit is searched again with a
  * 5,000-node walk; one still not found is unreachable. With --repair, each
  * unreachable node is removed and added again, and every node is searched for
- * once more.
+ * once more. Each build is also saved and scanned for orphans (nodes no
+ * base-level link points to, `readGraphLinks`), the cheap detector
+ * `build-index` uses, and the two sets are compared.
  *
  *   npm run build && node dist/bench/ann-reach.js --base bench/data/vec-clustered-100k-768.fbin [--threads 2] [--builds 3] [--m 24] [--efc 128] [--repair]
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Index, MetricKind, ScalarKind, type BatchMatches } from 'usearch';
+import { readGraphLinks } from '../src/index/dense/graph-file.js';
 import { arg, printTable, writeResult } from './lib/common.js';
 import { fbinHeaderBytes, readVectors } from './lib/vectors.js';
 
@@ -61,6 +67,17 @@ function found(index: Index, num: number, width: number): boolean {
   return Array.from(index.search(row(num), width, 1).keys, Number).includes(num);
 }
 
+const scratch = mkdtempSync(join(tmpdir(), 'ann-reach-'));
+const graphPath = join(scratch, 'graph.usearch');
+
+/** Saves the graph and scans the file for orphans; the seconds both took. */
+function scanOrphans(index: Index): { orphans: number[]; s: number } {
+  const t = performance.now();
+  index.save(graphPath);
+  const { orphans } = readGraphLinks(graphPath);
+  return { orphans, s: (performance.now() - t) / 1000 };
+}
+
 const rows: Array<Record<string, string | number>> = [];
 for (let b = 0; b < builds; b++) {
   let t = performance.now();
@@ -70,22 +87,29 @@ for (let b = 0; b < builds; b++) {
   const misses = selfMisses(index);
   const searchS = (performance.now() - t) / 1000;
   const unreachable = misses.filter((num) => !found(index, num, 5000));
+  const scan = scanOrphans(index);
   const r: Record<string, string | number> = {
     build: b + 1,
     'build s': buildS.toFixed(1),
     'self-search s': searchS.toFixed(1),
     'not own first hit': misses.length,
     unreachable: unreachable.length,
+    'save + scan s': scan.s.toFixed(1),
+    orphans: scan.orphans.length,
+    'unreachable not orphans': unreachable.filter((num) => !scan.orphans.includes(num)).length,
   };
   if (repair) {
-    for (const num of unreachable) {
+    const repaired = [...new Set([...unreachable, ...scan.orphans])];
+    for (const num of repaired) {
       index.remove(BigInt(num));
       index.add(BigInt(num), row(num).slice(), 1);
     }
-    r['unreachable after repair'] = unreachable.filter((num) => !found(index, num, 5000)).length;
+    r['unreachable after repair'] = repaired.filter((num) => !found(index, num, 5000)).length;
     r['not own first hit after repair'] = selfMisses(index).length;
+    r['orphans after repair'] = scanOrphans(index).orphans.length;
   }
   rows.push(r);
 }
 printTable(`HNSW reachability: ${n} vectors, M ${m}, efConstruction ${efc}, i8, ${threads} insert thread(s)`, rows);
+rmSync(scratch, { recursive: true, force: true });
 writeResult('ann-reach', { base, n, m, efc, threads, rows });
