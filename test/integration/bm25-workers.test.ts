@@ -49,21 +49,29 @@ async function buildWith(name: string, docs: string[], workers: number, maxPosti
 }
 
 describe('BM25 build on worker threads', () => {
-  it('merges interleaved runs from two workers into the same bytes as one in-memory pass', async () => {
-    // 12k chunks = 6 batches alternating between 2 workers; a 20k-posting
-    // budget makes each worker spill many runs, so the merge sees several
-    // runs per worker and lists that interleave batch by batch
-    const docs = texts(12_000);
-    const inline = await buildWith('inline', docs, 0, 10_000_000);
-    const workers = await buildWith('workers', docs, 2, 20_000);
-    expect(inline.stats.runs).toBe(0);
-    expect(workers.stats.runs).toBeGreaterThan(4);
-    expect(workers.norms.equals(inline.norms)).toBe(true);
-    expect(workers.terms).toEqual(inline.terms);
-    expect(workers.postings.equals(inline.postings)).toBe(true);
-    expect(workers.stats.postings).toBe(inline.stats.postings);
-    expect(workers.stats.totalTokens).toBe(inline.stats.totalTokens);
-  }, 60_000);
+  // batches of 2,048 chunks alternate between 2 workers. 12k chunks with a
+  // 20k-posting budget spill runs smaller than a batch (the merge sees many
+  // runs per worker); 24k chunks with a 200k budget spill runs that span
+  // several batches, so inside one run's list the other worker's postings
+  // cut in batch by batch
+  for (const [chunks, budget] of [
+    [12_000, 20_000],
+    [24_000, 200_000],
+  ] as const) {
+    it(`merges interleaved runs from two workers into the same bytes as one in-memory pass (${chunks} chunks, budget ${budget})`, async () => {
+      const docs = texts(chunks);
+      const inline = await buildWith(`inline-${chunks}`, docs, 0, 10_000_000);
+      const workers = await buildWith(`workers-${chunks}`, docs, 2, budget);
+      expect(inline.stats.runs).toBe(0);
+      expect(workers.stats.runs).toBeGreaterThan(budget < 50_000 ? 4 : 1);
+      expect(workers.norms.equals(inline.norms)).toBe(true);
+      expect(workers.terms).toEqual(inline.terms);
+      expect(workers.postings.equals(inline.postings)).toBe(true);
+      expect(workers.stats.postings).toBe(inline.stats.postings);
+      expect(workers.stats.totalTokens).toBe(inline.stats.totalTokens);
+    }, 60_000);
+  }
+
   it('merges term ranges on three workers in parallel (two each) into the same bytes as one in-memory pass', async () => {
     // a vocabulary of thousands of terms per run, so runs carry many samples to cut at
     let seed = 5;
