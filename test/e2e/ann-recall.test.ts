@@ -39,9 +39,9 @@ function annRecall(name: string, extra: string[]) {
 describe.skipIf(!HAS_SHARED)('eval --ann-recall (tiny-e5, real USearch graph)', () => {
   beforeAll(() => {
     // 1,585 chunks with an HNSW graph, built on one thread: a threaded USearch
-    // build is not deterministic and now and then leaves a node with no inbound
-    // link (1 build in 29 here left chunk 17 unreachable: recall 0.9867 at any
-    // efSearch); one thread builds the same graph every time, every node reachable
+    // build is not deterministic (1 build in 29 here left chunk 17 with no
+    // inbound link, which build-index now relinks); one thread builds the same
+    // graph every time, so this test measures one graph
     build('graph', ['--exact-below', '0', '--ann-threads', '1']);
     build('flat', []); // small enough to be searched exactly
   });
