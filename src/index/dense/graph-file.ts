@@ -5,7 +5,7 @@ import { closeSync, openSync, readSync } from 'node:fs';
  * (`index_dense_gt::save_to_stream`, include/usearch/index_dense.hpp and
  * index.hpp), to find nodes that no link at the base level points to. Such a
  * node cannot be reached by a search's walk, whatever its efSearch; USearch's
- * multi-threaded insertion leaves a few (DESIGN.md, known limits).
+ * multi-threaded insertion leaves a few (DESIGN.md, “HNSW relinking”).
  *
  * Layout, little-endian:
  *   u32 rows, u32 bytes per row, rows × row bytes     the quantised vectors
@@ -16,8 +16,8 @@ import { closeSync, openSync, readSync } from 'node:fs';
  *   per node: u64 key, i16 level, then per level 0 … level: u32 count and
  *     M (level 0: M at level 0) u32 slots, of which the first count are links
  * The file is read once, in order, through one buffer: wiki-18's graph is
- * ≈ 20 GB, so neither it nor its links are held in memory; what is kept is a
- * byte and a u32 key per node.
+ * ≈ 20 GB, so neither it nor its links are held in memory; what is kept is
+ * 8 bytes per node (level, two flags, u32 key).
  */
 
 const HEAD_BYTES = 64;
@@ -40,7 +40,7 @@ export interface GraphLinks {
   connectivity: number;
   connectivityBase: number;
   maxLevel: number;
-  /** Key of the node every search starts from. */
+  /** Key of the node every search starts from (−1 in an empty graph). */
   entryKey: number;
   /** Keys of live nodes, other than the entry, that no base-level link points to, ascending. */
   orphans: number[];
@@ -132,10 +132,14 @@ export function readGraphLinks(path: string): GraphLinks {
     const levelBytes = 4 + 4 * header.connectivity;
     const baseBytes = 4 + 4 * header.connectivityBase;
     const cursor = new FileCursor(fd, path, offset);
+    if (n > 0 && entrySlot >= n) throw new GraphFormatError(`${path}: entry slot ${entrySlot} of ${n} nodes`);
     const levels = new Int16Array(n);
     for (let i = 0; i < n; i++) {
       const buf = cursor.need(2);
-      levels[i] = buf.readInt16LE(cursor.at);
+      const level = buf.readInt16LE(cursor.at);
+      if (level < 0 || level > header.maxLevel)
+        throw new GraphFormatError(`${path}: node ${i} has level ${level}, the graph's top is ${header.maxLevel}`);
+      levels[i] = level;
       cursor.skip(2);
     }
     const keys = new Uint32Array(n);
@@ -164,7 +168,7 @@ export function readGraphLinks(path: string): GraphLinks {
     for (let i = 0; i < n; i++)
       if (live[i] === 1 && linked[i] === 0 && i !== entrySlot) orphans.push(keys[i] as number);
     orphans.sort((a, b) => a - b);
-    return { ...header, entryKey: keys[entrySlot] as number, orphans };
+    return { ...header, entryKey: n > 0 ? (keys[entrySlot] as number) : -1, orphans };
   } finally {
     closeSync(fd);
   }

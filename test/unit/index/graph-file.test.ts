@@ -62,6 +62,12 @@ describe('readGraphLinks (real USearch files)', () => {
       truncated: good.subarray(0, good.length - 100),
       'no head': good.subarray(0, vectorsEnd + 20),
       'bad magic': Buffer.concat([good.subarray(0, vectorsEnd), Buffer.from('USEARCH'), good.subarray(vectorsEnd + 7)]),
+      // the first node's level, past the head (64 bytes) and the header (40)
+      'bad level': Buffer.concat([
+        good.subarray(0, vectorsEnd + 104),
+        Buffer.from([0xff, 0xff]), // −1
+        good.subarray(vectorsEnd + 106),
+      ]),
     };
     for (const [name, bytes] of Object.entries(cases)) {
       const path = join(tmp.dir, `bad ${name}`);
@@ -69,5 +75,6 @@ describe('readGraphLinks (real USearch files)', () => {
       expect(() => readGraphLinks(path), name).toThrow(GraphFormatError);
       expect(() => readGraphLinks(path), name).toThrow(path);
     }
+    expect(() => readGraphLinks(join(tmp.dir, 'bad bad level'))).toThrow(/node 0 has level -1, the graph's top is/);
   });
 });
