@@ -195,9 +195,21 @@ async function annRecall(
       `| ${r.efSearch} | ${r.recall.toFixed(4)} | ${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} |\n`,
     );
   }
+  process.stdout.write(`\n${describeUnreachable(report.unreachable, report.vectors)}\n`);
   if (o.json)
     writeFileSync(
       o.json,
       `${JSON.stringify({ corpus: corpusName, k: o.k, rescoreFactor: o.rescoreFactor, ...report }, null, 2)}\n`,
     );
+}
+
+/** The graph's reachability, for the recall report: misses no efSearch can fix. */
+function describeUnreachable(unreachable: number[] | null, nodes: number): string {
+  if (unreachable === null) return 'graph: its file layout is unknown to this version, reachability not checked';
+  if (unreachable.length === 0) return `graph: every one of its ${nodes} nodes is linked to (reachable by a walk)`;
+  const named = unreachable.slice(0, 10).join(', ') + (unreachable.length > 10 ? ', …' : '');
+  return (
+    `graph: ${unreachable.length} of ${nodes} nodes no link points to (chunks ${named}); no efSearch can return ` +
+    'them: rebuild the index with this version, whose build relinks them'
+  );
 }

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
 import { openDenseArm, pushExactTop } from '../index/dense/dense-arm.js';
+import { GraphFormatError, readGraphLinks } from '../index/dense/graph-file.js';
 import { INDEX_FILES } from '../index/layout.js';
 import type { DenseManifest } from '../index/manifest.js';
 import { VectorReader } from '../index/dense/vectors-file.js';
@@ -32,6 +33,12 @@ export interface AnnRecallReport {
   vectors: number;
   exactSeconds: number;
   rows: AnnRecallRow[];
+  /**
+   * Chunks of the graph no base-level link points to, which no efSearch can
+   * return (graphs built before build-index relinked them); null when the
+   * graph file's layout is not one `readGraphLinks` knows.
+   */
+  unreachable: number[] | null;
 }
 
 /** Rows read per block in the exhaustive pass (24 MiB of f32 at 768-d). */
@@ -83,7 +90,22 @@ export function measureAnnRecall(opts: AnnRecallOptions): AnnRecallReport {
       arm.close();
     }
   }
-  return { queries: opts.queries.length, vectors: opts.dense.vectors.count, exactSeconds, rows };
+  return {
+    queries: opts.queries.length,
+    vectors: opts.dense.vectors.count,
+    exactSeconds,
+    rows,
+    unreachable: unreachableChunks(join(opts.dir, INDEX_FILES.ann)),
+  };
+}
+
+function unreachableChunks(graphPath: string): number[] | null {
+  try {
+    return readGraphLinks(graphPath).orphans;
+  } catch (err) {
+    if (err instanceof GraphFormatError) return null;
+    throw err;
+  }
 }
 
 /** Exact top-k chunk nums per query: one streaming pass over the stored vectors. */

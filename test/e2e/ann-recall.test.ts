@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultExpansionAdd, defaultExpansionSearch } from '../../src/index/dense/ann.js';
 import { tinyBuildArgs } from '../helpers/encoder.js';
+import { orphanFirstBaseNode } from '../helpers/graph-edit.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 
@@ -43,6 +44,7 @@ describe.skipIf(!HAS_SHARED)('eval --ann-recall (tiny-e5, real USearch graph)', 
     // inbound link, which build-index now relinks); one thread builds the same
     // graph every time, so this test measures one graph
     build('graph', ['--exact-below', '0', '--ann-threads', '1']);
+    build('cut', ['--exact-below', '0', '--ann-threads', '1']);
     build('flat', []); // small enough to be searched exactly
   });
 
@@ -64,17 +66,29 @@ describe.skipIf(!HAS_SHARED)('eval --ann-recall (tiny-e5, real USearch graph)', 
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/dense recall@10 against exhaustive search, 60 queries, 1585 vectors/);
     expect(r.stdout).toMatch(/\| 4000 \| 1\.0000 \|/);
+    expect(r.stdout).toMatch(/graph: every one of its 1585 nodes is linked to/);
     const out = JSON.parse(readFileSync(json, 'utf8')) as {
       k: number;
       rows: Array<{ efSearch: number; recall: number; p50Ms: number }>;
+      unreachable: number[];
     };
     expect(out.k).toBe(10);
+    expect(out.unreachable).toEqual([]);
     expect(out.rows.map((x) => x.efSearch)).toEqual([8, 4000]);
     expect(out.rows[1]!.recall).toBe(1);
     for (const row of out.rows) {
       expect(row.recall).toBeGreaterThan(0);
       expect(row.p50Ms).toBeGreaterThan(0);
     }
+  });
+
+  it('names the chunks of a graph that no link reaches (here one cut off on purpose)', () => {
+    const key = orphanFirstBaseNode(join(indexDir, 'cut', 'dense.usearch'));
+    const json = join(tmp.dir, 'cut.json');
+    const r = annRecall('cut', ['--limit', '10', '--ef-search', '4000', '--json', json]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`graph: 1 of 1585 nodes no link points to \\(chunks ${key}\\); no efSearch`));
+    expect((JSON.parse(readFileSync(json, 'utf8')) as { unreachable: number[] }).unreachable).toEqual([key]);
   });
 
   it('stores the size-based default M, efConstruction and efSearch when the build names none', () => {
