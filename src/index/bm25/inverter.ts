@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import type { Analyzer } from '../../text/analyzer.js';
 import type { SpanInterner } from '../../text/interner.js';
 import { ByteSink, encodePosting } from './postings-codec.js';
-import { FileWriter, SAMPLE_EVERY, encodeRunRecord, type RunFile } from './run-files.js';
+import { RunWriter, SAMPLE_EVERY, type RunFile } from './run-files.js';
+import { compareKeyed, prefixKey, sortTermIds } from './term-sort.js';
 
 export interface PostingList {
   term: string;
@@ -35,6 +36,8 @@ export class Inverter {
   private pTf: Uint32Array;
   private n = 0;
   private scratch = new Int32Array(1024);
+  /** prefixKey of each term id below sortedCount (see term-sort.ts). */
+  private termKeys = new Float64Array(0);
   private readonly touched: number[] = [];
   private readonly interner: SpanInterner;
   private readonly tokens = { buf: new Int32Array(1024) };
@@ -101,6 +104,19 @@ export class Inverter {
    * stay ascending) in contiguous arrays, yielded in term order.
    */
   *lists(): Generator<PostingList> {
+    const { starts, docs, tfs } = this.grouped();
+    const order = this.termOrder();
+    const terms = this.terms;
+    for (let k = 0; k < order.length; k++) {
+      const id = order[k] as number;
+      const from = starts[id] as number;
+      const to = starts[id + 1] as number;
+      if (to > from) yield { term: terms[id] as string, docs: docs.subarray(from, to), tfs: tfs.subarray(from, to) };
+    }
+  }
+
+  /** The postings by term id: term t's are docs/tfs[starts[t], starts[t + 1]), docs ascending. */
+  private grouped(): { starts: Uint32Array; docs: Uint32Array; tfs: Uint32Array } {
     const T = this.terms.length;
     const starts = new Uint32Array(T + 1);
     for (let i = 0; i < this.n; i++) (starts[(this.pTerm[i] as number) + 1] as number)++;
@@ -113,14 +129,7 @@ export class Inverter {
       docs[pos] = this.pDoc[i] as number;
       tfs[pos] = this.pTf[i] as number;
     }
-    const order = this.termOrder();
-    const terms = this.terms;
-    for (let k = 0; k < T; k++) {
-      const id = order[k] as number;
-      const from = starts[id] as number;
-      const to = starts[id + 1] as number;
-      if (to > from) yield { term: terms[id] as string, docs: docs.subarray(from, to), tfs: tfs.subarray(from, to) };
-    }
+    return { starts, docs, tfs };
   }
 
   /** Every term id in term order: the terms new since the last spill are sorted and merged into its order. */
@@ -128,8 +137,18 @@ export class Inverter {
     const T = this.terms.length;
     if (this.sortedCount === T) return this.sorted;
     const terms = this.terms;
-    const fresh = Array.from({ length: T - this.sortedCount }, (_, i) => this.sortedCount + i);
-    fresh.sort((a, b) => compareTerms(terms[a] as string, terms[b] as string));
+    if (this.termKeys.length < T) {
+      const grown = new Float64Array(Math.max(T, 2 * this.termKeys.length));
+      grown.set(this.termKeys);
+      this.termKeys = grown;
+    }
+    const keys = this.termKeys;
+    for (let id = this.sortedCount; id < T; id++) keys[id] = prefixKey(terms[id] as string);
+    const fresh = sortTermIds(
+      Int32Array.from({ length: T - this.sortedCount }, (_, i) => this.sortedCount + i),
+      terms,
+      keys,
+    );
     const old = this.sorted;
     const merged = new Int32Array(T);
     let i = 0;
@@ -138,7 +157,7 @@ export class Inverter {
     while (i < this.sortedCount && j < fresh.length) {
       const a = old[i] as number;
       const b = fresh[j] as number;
-      if (compareTerms(terms[a] as string, terms[b] as string) <= 0) {
+      if (compareKeyed(a, b, terms, keys) <= 0) {
         merged[k++] = a;
         i++;
       } else {
@@ -157,14 +176,19 @@ export class Inverter {
   spill(): void {
     if (this.n === 0) return;
     const path = join(this.tempDir, `${this.runPrefix}-${String(this.runs.length).padStart(5, '0')}.run`);
-    const out = new FileWriter(path);
-    const sink = new ByteSink();
+    const out = new RunWriter(path);
     const samples: RunFile['samples'] = [];
+    const { starts, docs, tfs } = this.grouped();
+    const order = this.termOrder();
+    const terms = this.terms;
     let records = 0;
-    for (const list of this.lists()) {
-      if (records++ % SAMPLE_EVERY === 0) samples.push([list.term, out.offset]);
-      const lastDoc = encodeList(list.docs, list.tfs, sink);
-      out.write(encodeRunRecord({ term: list.term, df: list.docs.length, lastDoc, postings: sink.view() }));
+    for (let k = 0; k < order.length; k++) {
+      const id = order[k] as number;
+      const from = starts[id] as number;
+      const to = starts[id + 1] as number;
+      if (to === from) continue;
+      if (records++ % SAMPLE_EVERY === 0) samples.push([terms[id] as string, out.offset]);
+      out.record(terms[id] as string, docs, tfs, from, to);
     }
     out.close();
     this.runs.push({ path, bytes: out.offset, samples });
@@ -176,6 +200,7 @@ export class Inverter {
       this.sorted = new Int32Array(0);
       this.sortedCount = 0;
       this.scratch = new Int32Array(1024);
+      this.termKeys = new Float64Array(0);
       this.interner.resetIds();
     }
   }
@@ -214,7 +239,4 @@ export function encodeList(docs: Uint32Array, tfs: Uint32Array, sink: ByteSink):
   return prev;
 }
 
-/** Code-unit order; any fixed total order works as long as runs and merge agree. */
-export function compareTerms(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+export { compareTerms } from './term-sort.js';
