@@ -181,7 +181,9 @@ export class SpanInterner {
       if (old[ob + F_ENTRY] === 0) continue;
       let slot = (old[ob + F_HASH] as number) & this.mask;
       while (slots[slot * SLOT + F_ENTRY] !== 0) slot = (slot + 1) & this.mask;
-      slots.set(old.subarray(ob, ob + SLOT), slot * SLOT);
+      // word by word: a subarray per entry allocated a view for each of up to 1M entries
+      const nb = slot * SLOT;
+      for (let f = 0; f < SLOT; f++) slots[nb + f] = old[ob + f] as number;
     }
     this.epoch++;
   }
