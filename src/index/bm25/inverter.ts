@@ -137,13 +137,7 @@ export class Inverter {
     const T = this.terms.length;
     if (this.sortedCount === T) return this.sorted;
     const terms = this.terms;
-    if (this.termKeys.length < T) {
-      const grown = new Float64Array(Math.max(T, 2 * this.termKeys.length));
-      grown.set(this.termKeys);
-      this.termKeys = grown;
-    }
-    const keys = this.termKeys;
-    for (let id = this.sortedCount; id < T; id++) keys[id] = prefixKey(terms[id] as string);
+    const keys = this.prefixKeys();
     const fresh = sortTermIds(
       Int32Array.from({ length: T - this.sortedCount }, (_, i) => this.sortedCount + i),
       terms,
@@ -170,6 +164,18 @@ export class Inverter {
     this.sorted = merged;
     this.sortedCount = T;
     return merged;
+  }
+
+  /** termKeys, extended to every term id. */
+  private prefixKeys(): Float64Array {
+    const T = this.terms.length;
+    if (this.termKeys.length < T) {
+      const grown = new Float64Array(Math.max(T, 2 * this.termKeys.length));
+      grown.set(this.termKeys);
+      this.termKeys = grown;
+    }
+    for (let id = this.sortedCount; id < T; id++) this.termKeys[id] = prefixKey(this.terms[id] as string);
+    return this.termKeys;
   }
 
   /** Writes the in-memory postings as a sorted run file and starts a new run. */
@@ -238,5 +244,3 @@ export function encodeList(docs: Uint32Array, tfs: Uint32Array, sink: ByteSink):
   }
   return prev;
 }
-
-export { compareTerms } from './term-sort.js';

@@ -1,6 +1,6 @@
 import type { TermEntry } from '../../store/chunk-store.js';
 import { ByteSink, encodePosting, readPosting, readVarint, type PostingRead } from './postings-codec.js';
-import { compareTerms } from './inverter.js';
+import { compareTerms } from './term-sort.js';
 import { FileWriter, RunReader, type RunFile, type RunRecord } from './run-files.js';
 
 /** A half-open range of terms, [lo, hi); an absent bound is open. */
