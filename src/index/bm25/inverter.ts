@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Analyzer } from '../../text/analyzer.js';
 import type { SpanInterner } from '../../text/interner.js';
 import { ByteSink, encodePosting } from './postings-codec.js';
-import { RunWriter, SAMPLE_EVERY, type RunFile } from './run-files.js';
+import { FileWriter, SAMPLE_EVERY, writeRunRecord, type RunFile } from './run-files.js';
 import { compareKeyed, prefixKey, sortTermIds } from './term-sort.js';
 
 export interface PostingList {
@@ -182,7 +182,7 @@ export class Inverter {
   spill(): void {
     if (this.n === 0) return;
     const path = join(this.tempDir, `${this.runPrefix}-${String(this.runs.length).padStart(5, '0')}.run`);
-    const out = new RunWriter(path);
+    const out = new FileWriter(path);
     const samples: RunFile['samples'] = [];
     const { starts, docs, tfs } = this.grouped();
     const order = this.termOrder();
@@ -194,7 +194,7 @@ export class Inverter {
       const to = starts[id + 1] as number;
       if (to === from) continue;
       if (records++ % SAMPLE_EVERY === 0) samples.push([terms[id] as string, out.offset]);
-      out.record(terms[id] as string, docs, tfs, from, to);
+      writeRunRecord(out, terms[id] as string, docs, tfs, from, to);
     }
     out.close();
     this.runs.push({ path, bytes: out.offset, samples });

@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import { ByteSink } from './postings-codec.js';
+import { ByteSink, encodePosting } from './postings-codec.js';
 
 /**
  * Sequential binary files for the BM25 build: a buffered writer, and the
@@ -27,6 +27,16 @@ export class FileWriter {
       return;
     }
     this.sink.bytes(bytes);
+  }
+
+  /**
+   * The buffer itself, for a caller to append up to `bytes` bytes to in place
+   * (flushed first if they would not fit; grown if they never could).
+   */
+  reserve(bytes: number): ByteSink {
+    if (this.sink.length + bytes > this.sink.buf.length) this.flush();
+    this.sink.ensure(bytes);
+    return this.sink;
   }
 
   flush(): void {
@@ -62,100 +72,60 @@ export interface RunRecord {
   postings: Uint8Array;
 }
 
-export function encodeRunRecord(rec: RunRecord): Uint8Array {
-  const term = Buffer.from(rec.term, 'utf8');
-  const out = Buffer.allocUnsafe(2 + term.length + 12 + rec.postings.length);
-  out.writeUInt16LE(term.length, 0);
-  term.copy(out, 2);
-  let p = 2 + term.length;
-  out.writeUInt32LE(rec.df, p);
-  out.writeUInt32LE(rec.lastDoc, p + 4);
-  out.writeUInt32LE(rec.postings.length, p + 8);
-  p += 12;
-  out.set(rec.postings, p);
-  return out;
-}
+const utf8 = new TextEncoder();
 
 /**
- * Writes run records, encoding each list straight into one output buffer:
- * a spill writes hundreds of thousands of records, and building each in its
- * own buffers (term bytes, posting bytes, the record) and copying them
- * was most of a spill's time. Same bytes as `encodeRunRecord`.
+ * Appends the run record of `term` with the postings docs[from, to) and
+ * tfs[from, to) (docs ascending), encoded in place in `out`'s buffer: a spill
+ * writes hundreds of thousands of records, and building each in buffers of
+ * its own (term bytes, postings, the record) and copying them was most of a
+ * spill's time.
  */
-export class RunWriter {
-  private readonly fd: number;
-  private buf = Buffer.allocUnsafe(1 << 22);
-  private length = 0;
-  private written = 0;
-
-  constructor(readonly path: string) {
-    this.fd = openSync(path, 'w');
-  }
-
-  /** Bytes written so far, buffered ones included. */
-  get offset(): number {
-    return this.written + this.length;
-  }
-
-  /** The record of `term` with the postings docs[from, to) and tfs[from, to), docs ascending. */
-  record(term: string, docs: Uint32Array, tfs: Uint32Array, from: number, to: number): void {
-    // at most 3 UTF-8 bytes per UTF-16 unit, 5 + 5 bytes per posting
-    const most = 2 + 3 * term.length + 12 + 10 * (to - from);
-    if (this.length + most > this.buf.length) {
-      this.flush();
-      if (most > this.buf.length) this.buf = Buffer.allocUnsafe(most);
+export function writeRunRecord(
+  out: FileWriter,
+  term: string,
+  docs: Uint32Array,
+  tfs: Uint32Array,
+  from: number,
+  to: number,
+): void {
+  // at most 3 UTF-8 bytes per UTF-16 unit, 5 + 5 bytes per posting
+  const sink = out.reserve(2 + 3 * term.length + 12 + 10 * (to - from));
+  const start = sink.length;
+  const p = start + 2;
+  let termBytes = term.length;
+  for (let i = 0; i < term.length; i++) {
+    const c = term.charCodeAt(i);
+    if (c >= 0x80) {
+      termBytes = utf8.encodeInto(term, sink.buf.subarray(p)).written;
+      break;
     }
-    const buf = this.buf;
-    const start = this.length;
-    let p = start + 2;
-    let termBytes = term.length;
-    for (let i = 0; i < term.length; i++) {
-      const c = term.charCodeAt(i);
-      if (c >= 0x80) {
-        termBytes = buf.write(term, p, 'utf8');
-        break;
-      }
-      buf[p + i] = c;
-    }
-    buf.writeUInt16LE(termBytes, start);
-    p += termBytes;
-    const head = p;
-    p += 12;
-    let prev = 0;
-    for (let i = from; i < to; i++) {
-      const doc = docs[i] as number;
-      const tf = tfs[i] as number;
-      let x = ((doc - prev) * 2 + (tf === 1 ? 1 : 0)) >>> 0;
-      while (x >= 0x80) {
-        buf[p++] = (x & 0x7f) | 0x80;
-        x >>>= 7;
-      }
-      buf[p++] = x;
-      if (tf !== 1) {
-        x = tf >>> 0;
-        while (x >= 0x80) {
-          buf[p++] = (x & 0x7f) | 0x80;
-          x >>>= 7;
-        }
-        buf[p++] = x;
-      }
-      prev = doc;
-    }
-    buf.writeUInt32LE(to - from, head);
-    buf.writeUInt32LE(prev, head + 4);
-    buf.writeUInt32LE(p - head - 12, head + 8);
-    this.length = p;
+    sink.buf[p + i] = c;
   }
+  putU16(sink.buf, start, termBytes);
+  const head = p + termBytes;
+  sink.length = head + 12;
+  let prev = 0;
+  for (let i = from; i < to; i++) {
+    const doc = docs[i] as number;
+    encodePosting(sink, doc - prev, tfs[i] as number);
+    prev = doc;
+  }
+  putU32(sink.buf, head, to - from);
+  putU32(sink.buf, head + 4, prev);
+  putU32(sink.buf, head + 8, sink.length - head - 12);
+}
 
-  close(): void {
-    this.flush();
-    closeSync(this.fd);
-  }
+function putU16(buf: Uint8Array, at: number, v: number): void {
+  buf[at] = v & 0xff;
+  buf[at + 1] = v >>> 8;
+}
 
-  private flush(): void {
-    if (this.length > 0) this.written += writeAll(this.fd, this.buf.subarray(0, this.length));
-    this.length = 0;
-  }
+function putU32(buf: Uint8Array, at: number, v: number): void {
+  buf[at] = v & 0xff;
+  buf[at + 1] = (v >>> 8) & 0xff;
+  buf[at + 2] = (v >>> 16) & 0xff;
+  buf[at + 3] = v >>> 24;
 }
 
 /** Reads run records back in file order with a large read buffer, from `fromOffset` (a record's start). */
