@@ -1,7 +1,17 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'indexes/**', 'coverage/**', 'bench/results/**', 'bench/data/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'indexes/**',
+      'coverage/**',
+      'bench/results/**',
+      'bench/data/**',
+      'src/wasm/**',
+    ],
+  },
   ...tseslint.configs.recommended,
   {
     files: ['src/**/*.ts'],

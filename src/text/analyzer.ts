@@ -12,67 +12,35 @@ import { scanWords } from './word-scanner.js';
 export interface Analyzer {
   /** Stored in the index manifest; a server refuses an index analysed differently. */
   readonly id: string;
+  /** Words longer than this (in UTF-16 code units) are dropped, as Lucene drops them. */
+  readonly maxTokenChars: number;
   analyze(text: string): string[];
   /**
-   * The same analysis as `analyze`, reported as handles of `interner`
-   * (whose `termOf(handle)` is the term): the allocation-free path for indexing.
-   * Returns the number of entries written to `out`. Call
-   * `interner.clearIfFull()` between texts to bound its memory.
+   * The first step of `analyze`: each word of `text` as UTF-16 offsets and
+   * the FNV-1a hash of its code units (`scanWords`). Words longer than
+   * `maxTokenChars` are reported too; callers skip them, as `analyze` does.
    */
-  analyzeInto(text: string, interner: SpanInterner, out: { buf: Int32Array }): number;
-  createInterner(maxEntries?: number): SpanInterner;
+  scanWords(text: string, emit: (start: number, end: number, hash: number) => void): void;
+  /** The second step: one word → its term, or null for a stopword. */
+  normalize(raw: string): string | null;
 }
 
 export const ENGLISH_ANALYZER_ID = 'en-uax29-possessive-lower-lucenestop-porter/1';
 
 const MAX_TOKEN_CHARS = 255; // Lucene's default max token length
 
+/**
+ * The English analyzer. Indexing goes through the same two steps: the BM25
+ * term counter (src/index/bm25/term-counter.ts) scans with `scanWords` and
+ * normalises each new word form with `normalize`.
+ */
 export function createEnglishAnalyzer(): Analyzer {
-  const createInterner = (maxEntries?: number): SpanInterner => new SpanInterner(normalizeToken, maxEntries);
-  const queryCache = createInterner(1 << 16);
-
-  // (start, end, hash) of each word of the text being analysed: the text is
-  // scanned once, then its words' slots are touched, then looked up
-  let spans = new Int32Array(3 * 1024);
-
-  const analyzeInto = (text: string, interner: SpanInterner, out: { buf: Int32Array }): number => {
-    let words = 0;
-    scanWords(text, (start, end, hash) => {
-      if (end - start > MAX_TOKEN_CHARS) return;
-      if (3 * words === spans.length) {
-        const next = new Int32Array(spans.length * 2);
-        next.set(spans);
-        spans = next;
-      }
-      spans[3 * words] = start;
-      spans[3 * words + 1] = end;
-      spans[3 * words + 2] = hash;
-      words++;
-    });
-    if (out.buf.length < words) out.buf = new Int32Array(Math.max(words, 2 * out.buf.length));
-    for (;;) {
-      interner.touch(spans, words);
-      const epoch = interner.epoch;
-      const buf = out.buf;
-      let n = 0;
-      for (let i = 0; i < words; i++) {
-        const handle = interner.internHashed(
-          text,
-          spans[3 * i] as number,
-          spans[3 * i + 1] as number,
-          spans[3 * i + 2] as number,
-        );
-        if (!interner.isStop(handle)) buf[n++] = handle;
-      }
-      // the table grew mid-text, so earlier handles are stale: again, on the grown table
-      if (interner.epoch === epoch) return n;
-    }
-  };
-
+  const queryCache = new SpanInterner(normalizeToken, 1 << 16);
   return {
     id: ENGLISH_ANALYZER_ID,
-    createInterner,
-    analyzeInto,
+    maxTokenChars: MAX_TOKEN_CHARS,
+    scanWords,
+    normalize: normalizeToken,
     analyze(text: string): string[] {
       queryCache.clearIfFull();
       const out: string[] = [];

@@ -41,7 +41,6 @@ export class SpanInterner {
   private count = 0;
   /** Bumped whenever handles change (the table grew or was cleared). */
   epoch = 0;
-  private touchSum = 0;
   /** Terms by entry number (see `termOf`). */
   private terms: Array<string | null> = [];
 
@@ -110,21 +109,6 @@ export class SpanInterner {
     }
     this.terms.push(term);
     return slot;
-  }
-
-  /**
-   * Reads the home slot of each of `n` words' hashes (`spans` holds start, end,
-   * hash triples) before they are looked up. The loads are independent, so
-   * the CPU overlaps their cache misses, and the lookups that follow find
-   * their slots in cache instead of waiting on one miss at a time: 11% off a
-   * 1M-passage text + BM25 build (BENCHMARKS.md).
-   */
-  touch(spans: Int32Array, n: number): void {
-    const slots = this.slots;
-    const mask = this.mask;
-    let sum = 0;
-    for (let i = 0; i < n; i++) sum ^= slots[((spans[3 * i + 2] as number) & mask) * SLOT] as number;
-    this.touchSum = sum; // kept, so the loads are not optimised away
   }
 
   /** The analyzed term of a handle; null for a stopword. */

@@ -43,18 +43,22 @@ const port = parentPort;
 if (port) {
   const init = workerData as WorkerInit;
   const inverter = new Inverter(createEnglishAnalyzer(), init.maxPostings, init.tempDir, `bm25-w${init.id}`);
+  let counts = new Uint32Array(2048);
   port.on('message', (msg: ToWorker) => {
     try {
       if (msg.type === 'batch') {
-        const norms = new Uint8Array(msg.texts.length);
+        const n = msg.texts.length;
+        if (counts.length < n) counts = new Uint32Array(n);
+        inverter.addBatch(msg.start, msg.texts, counts);
+        const norms = new Uint8Array(n);
         let tokens = 0;
         let nonEmpty = 0;
-        msg.texts.forEach((text, i) => {
-          const n = inverter.add(msg.start + i, text);
-          norms[i] = encodeLength(n);
-          tokens += n;
-          if (n > 0) nonEmpty++;
-        });
+        for (let i = 0; i < n; i++) {
+          const c = counts[i] as number;
+          norms[i] = encodeLength(c);
+          tokens += c;
+          if (c > 0) nonEmpty++;
+        }
         const reply: FromWorker = { type: 'batch-done', start: msg.start, norms, tokens, nonEmpty };
         port.postMessage(reply, [norms.buffer]);
       } else if (msg.type === 'finish') {

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import type { Analyzer } from '../../text/analyzer.js';
-import type { SpanInterner } from '../../text/interner.js';
 import { ByteSink, encodePosting } from './postings-codec.js';
 import { FileWriter, SAMPLE_EVERY, writeRunRecord, type RunFile } from './run-files.js';
+import { TermCounter } from './term-counter.js';
 import { compareKeyed, prefixKey, sortTermIds } from './term-sort.js';
 
 export interface PostingList {
@@ -14,12 +14,19 @@ export interface PostingList {
 /** Terms an inverter remembers across runs before it starts a fresh vocabulary at a spill. */
 export const DEFAULT_VOCABULARY_CAP = 1 << 20;
 
+/** Word forms the term counter's table holds before it is cleared (between batches). */
+export const DEFAULT_WORD_TABLE_ENTRIES = 1 << 20;
+
 /**
  * Single-pass in-memory inversion (SPIMI) for one thread: postings go into
- * flat typed arrays; when they fill up they are sorted by term and spilled as
- * a run file. Memory is O(maxPostings + vocabularyCap), not O(corpus).
- * Chunk numbers must increase but need not be consecutive (a worker sees
- * every other batch).
+ * flat arrays; when they fill up they are sorted by term and spilled as a run
+ * file. Memory is O(maxPostings + vocabularyCap), not O(corpus). Chunk numbers
+ * must increase but need not be consecutive (a worker sees every other
+ * batch).
+ *
+ * The per-word work (finding each word's term, counting terms per chunk,
+ * appending postings) runs in WebAssembly (`TermCounter`); the postings arrays
+ * live in its memory. This class numbers the terms and writes the runs.
  *
  * The vocabulary (term ids, and the term order of the last spill) is kept
  * from one run to the next until it passes `vocabularyCap` terms: forgetting
@@ -31,72 +38,53 @@ export class Inverter {
   /** Ids of terms[0, sortedCount) in term order, as of the last spill. */
   private sorted = new Int32Array(0);
   private sortedCount = 0;
-  private pTerm: Uint32Array;
-  private pDoc: Uint32Array;
-  private pTf: Uint32Array;
-  private n = 0;
-  private scratch = new Int32Array(1024);
   /** prefixKey of each term id below sortedCount (see term-sort.ts). */
   private termKeys = new Float64Array(0);
-  private readonly touched: number[] = [];
-  private readonly interner: SpanInterner;
-  private readonly tokens = { buf: new Int32Array(1024) };
+  private readonly counter: TermCounter;
+  private readonly one = new Uint32Array(1);
   private lastNum = -1;
   readonly runs: RunFile[] = [];
   postings = 0;
 
   constructor(
-    private readonly analyzer: Analyzer,
-    private readonly maxPostings: number,
+    analyzer: Analyzer,
+    maxPostings: number,
     private readonly tempDir: string,
     private readonly runPrefix: string,
     private readonly vocabularyCap = DEFAULT_VOCABULARY_CAP,
+    wordTableEntries = DEFAULT_WORD_TABLE_ENTRIES,
   ) {
-    this.interner = analyzer.createInterner(1 << 20);
-    this.pTerm = new Uint32Array(maxPostings);
-    this.pDoc = new Uint32Array(maxPostings);
-    this.pTf = new Uint32Array(maxPostings);
+    this.counter = new TermCounter(analyzer, maxPostings, wordTableEntries, (term) => this.termId(term));
   }
 
   /** Inverts chunk `num`; returns its number of indexed tokens (its BM25 length). */
   add(num: number, text: string): number {
-    if (num <= this.lastNum) throw new Error(`BM25 inverter got chunk ${num} after ${this.lastNum}`);
-    this.lastNum = num;
-    this.interner.clearIfFull();
-    const count = this.analyzer.analyzeInto(text, this.interner, this.tokens);
-    // spill before mapping terms: a spill resets the run-local term ids
-    if (this.n > 0 && this.n + count > this.pTerm.length) this.spill();
-    if (count > this.pTerm.length) this.growPostings(count);
-    const entries = this.tokens.buf;
-    const interner = this.interner;
-    for (let i = 0; i < count; i++) {
-      const e = entries[i] as number;
-      let id = interner.idOf(e);
-      if (id < 0) {
-        const t = interner.termOf(e) as string;
-        let known = this.termIds.get(t);
-        if (known === undefined) {
-          known = this.terms.length;
-          this.termIds.set(t, known);
-          this.terms.push(t);
-          if (known >= this.scratch.length) this.growScratch();
-        }
-        id = known;
-        interner.setId(e, id);
-      }
-      if (this.scratch[id] === 0) this.touched.push(id);
-      (this.scratch[id] as number)++;
+    this.addBatch(num, [text], this.one);
+    return this.one[0] as number;
+  }
+
+  /** Inverts `texts` as chunks first, first + 1, …; writes each one's number of indexed tokens to `tokens`. */
+  addBatch(first: number, texts: readonly string[], tokens: Uint32Array): void {
+    if (texts.length === 0) return;
+    if (first <= this.lastNum) throw new Error(`BM25 inverter got chunk ${first} after ${this.lastNum}`);
+    this.lastNum = first + texts.length - 1;
+    const before = this.counter.held;
+    let spilled = 0;
+    this.counter.countBatch(first, texts, tokens, () => {
+      spilled += this.counter.held;
+      this.spill();
+    });
+    this.postings += spilled + this.counter.held - before;
+  }
+
+  private termId(term: string): number {
+    let id = this.termIds.get(term);
+    if (id === undefined) {
+      id = this.terms.length;
+      this.termIds.set(term, id);
+      this.terms.push(term);
     }
-    for (const id of this.touched) {
-      this.pTerm[this.n] = id;
-      this.pDoc[this.n] = num;
-      this.pTf[this.n] = this.scratch[id] as number;
-      this.n++;
-      this.scratch[id] = 0;
-    }
-    this.postings += this.touched.length;
-    this.touched.length = 0;
-    return count;
+    return id;
   }
 
   /**
@@ -118,16 +106,19 @@ export class Inverter {
   /** The postings by term id: term t's are docs/tfs[starts[t], starts[t + 1]), docs ascending. */
   private grouped(): { starts: Uint32Array; docs: Uint32Array; tfs: Uint32Array } {
     const T = this.terms.length;
+    const held = this.counter.postings();
+    const n = held.terms.length;
+    const pTerm = held.terms;
     const starts = new Uint32Array(T + 1);
-    for (let i = 0; i < this.n; i++) (starts[(this.pTerm[i] as number) + 1] as number)++;
+    for (let i = 0; i < n; i++) (starts[(pTerm[i] as number) + 1] as number)++;
     for (let t = 0; t < T; t++) (starts[t + 1] as number) += starts[t] as number;
-    const docs = new Uint32Array(this.n);
-    const tfs = new Uint32Array(this.n);
+    const docs = new Uint32Array(n);
+    const tfs = new Uint32Array(n);
     const fill = starts.slice(0, T);
-    for (let i = 0; i < this.n; i++) {
-      const pos = (fill[this.pTerm[i] as number] as number)++;
-      docs[pos] = this.pDoc[i] as number;
-      tfs[pos] = this.pTf[i] as number;
+    for (let i = 0; i < n; i++) {
+      const pos = (fill[pTerm[i] as number] as number)++;
+      docs[pos] = held.docs[i] as number;
+      tfs[pos] = held.tfs[i] as number;
     }
     return { starts, docs, tfs };
   }
@@ -180,7 +171,7 @@ export class Inverter {
 
   /** Writes the in-memory postings as a sorted run file and starts a new run. */
   spill(): void {
-    if (this.n === 0) return;
+    if (this.counter.held === 0) return;
     const path = join(this.tempDir, `${this.runPrefix}-${String(this.runs.length).padStart(5, '0')}.run`);
     const out = new FileWriter(path);
     const samples: RunFile['samples'] = [];
@@ -198,38 +189,20 @@ export class Inverter {
     }
     out.close();
     this.runs.push({ path, bytes: out.offset, samples });
-    this.n = 0;
+    this.counter.clearPostings();
     // a vocabulary past its cap starts over: memory stays bounded, not O(corpus)
     if (this.terms.length > this.vocabularyCap) {
       this.termIds = new Map();
       this.terms = [];
       this.sorted = new Int32Array(0);
       this.sortedCount = 0;
-      this.scratch = new Int32Array(1024);
       this.termKeys = new Float64Array(0);
-      this.interner.resetIds();
+      this.counter.resetIds();
     }
   }
 
   get inMemory(): number {
-    return this.n;
-  }
-
-  private growPostings(cap: number): void {
-    const grow = (a: Uint32Array): Uint32Array => {
-      const next = new Uint32Array(cap);
-      next.set(a.subarray(0, this.n));
-      return next;
-    };
-    this.pTerm = grow(this.pTerm);
-    this.pDoc = grow(this.pDoc);
-    this.pTf = grow(this.pTf);
-  }
-
-  private growScratch(): void {
-    const next = new Int32Array(this.scratch.length * 2);
-    next.set(this.scratch);
-    this.scratch = next;
+    return this.counter.held;
   }
 }
 

@@ -1,0 +1,197 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { RetrieverError } from '../../errors.js';
+import type { Analyzer } from '../../text/analyzer.js';
+
+/** The WebAssembly API this file uses (lib ES2023 and @types/node 20 do not declare it). */
+interface WasmApi {
+  Module: new (bytes: Uint8Array) => WasmModule;
+  Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => { exports: unknown };
+}
+type WasmModule = { readonly wasmModule: unique symbol };
+const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+
+/** The exports of dist/wasm/term-counter.wasm (source: src/wasm/term-counter.ts). */
+interface CounterExports {
+  memory: { readonly buffer: ArrayBuffer };
+  init(maxPostings: number, tableEntries: number): void;
+  reserve(units: number, words: number, chunks: number): void;
+  textPtr(): number;
+  spansPtr(): number;
+  docsPtr(): number;
+  termsPtr(): number;
+  docNumsPtr(): number;
+  tfsPtr(): number;
+  postings(): number;
+  clearPostings(): void;
+  clearIfFull(): number;
+  resetIds(): void;
+  count(from: number, to: number, first: number): number;
+  size(): number;
+}
+
+/** The postings a counter holds: posting i is (terms[i], docs[i], tfs[i]), in chunk order. */
+export interface HeldPostings {
+  terms: Uint32Array;
+  docs: Uint32Array;
+  tfs: Uint32Array;
+}
+
+let compiled: WasmModule | undefined;
+
+/** Where `npm run build` puts the module, from this file in dist/ or (under vitest) in src/. */
+export function termCounterWasmPath(): string {
+  const here = import.meta.url;
+  const rel = here.endsWith('.ts') ? '../../../dist/wasm/term-counter.wasm' : '../../../wasm/term-counter.wasm';
+  return fileURLToPath(new URL(rel, here));
+}
+
+function counterModule(): WasmModule {
+  if (compiled) return compiled;
+  const path = termCounterWasmPath();
+  if (!existsSync(path)) {
+    throw new RetrieverError(
+      'INTERNAL',
+      `the BM25 term counter ${path} is missing: this install was not built; run \`npm run build\` in the package directory`,
+    );
+  }
+  compiled = new wasm.Module(readFileSync(path));
+  return compiled;
+}
+
+/**
+ * The BM25 inverter's per-word bookkeeping in WebAssembly (see
+ * src/wasm/term-counter.ts): the analyzer's scanner finds the words of a batch
+ * of chunks here, in TypeScript, and the module maps each word's code units to
+ * a term id through its own hash table, counts terms per chunk and appends
+ * (term, chunk, tf) postings to arrays in its memory. A word form seen for the
+ * first time is normalised by the analyzer (`Analyzer.normalize`, the query
+ * path's function) and its term numbered by `termId`, so index and query
+ * analysis stay one implementation.
+ */
+export class TermCounter {
+  private readonly ex: CounterExports;
+  private buffer: ArrayBuffer | undefined;
+  private u8!: Buffer;
+  private i32!: Int32Array;
+  private u32!: Uint32Array;
+  /** Terms by table entry number (null: a stopword), kept so ids can be reassigned without normalising again. */
+  private entryTerms: Array<string | null> = [];
+  private texts: readonly string[] = [];
+  private spans = 0; // int32 index of the next span triple
+  private spanBase = 0;
+  private readonly maxTokenChars: number;
+
+  constructor(
+    private readonly analyzer: Analyzer,
+    maxPostings: number,
+    tableEntries: number,
+    private readonly termId: (term: string) => number,
+  ) {
+    this.maxTokenChars = analyzer.maxTokenChars;
+    const instance = new wasm.Instance(counterModule(), {
+      env: {
+        resolve: (entry: number, doc: number, start: number, len: number): number =>
+          this.resolve(entry, doc, start, len),
+        abort: (): never => {
+          throw new Error('BM25 term counter aborted');
+        },
+      },
+    });
+    this.ex = instance.exports as unknown as CounterExports;
+    this.ex.init(maxPostings, tableEntries);
+  }
+
+  /** Entries in the word table (distinct word forms since it was last cleared). */
+  get tableSize(): number {
+    return this.ex.size();
+  }
+
+  /** Postings held since the last `clearPostings`. */
+  get held(): number {
+    return this.ex.postings();
+  }
+
+  /**
+   * Counts `texts` as chunks first, first + 1, …, writing each chunk's number
+   * of indexed tokens to `tokens`. When the postings budget fills mid-batch it
+   * calls `spill` (which reads `postings()` and then calls `clearPostings`) and
+   * goes on.
+   */
+  countBatch(first: number, texts: readonly string[], tokens: Uint32Array, spill: () => void): void {
+    const n = texts.length;
+    if (this.ex.clearIfFull()) this.entryTerms = [];
+    let units = 0;
+    for (const t of texts) units += t.length;
+    // a word is at least one code unit, so `units` words always fit
+    this.ex.reserve(units, units, n);
+    this.refresh();
+    const textBytes = this.ex.textPtr();
+    const docs = this.ex.docsPtr() >> 2;
+    this.spanBase = this.ex.spansPtr() >> 2;
+    this.spans = this.spanBase;
+    let at = 0;
+    for (let d = 0; d < n; d++) {
+      const text = texts[d] as string;
+      this.u8.write(text, textBytes + 2 * at, 'utf16le');
+      this.u32[docs + 3 * d] = at;
+      this.analyzer.scanWords(text, this.emit);
+      this.u32[docs + 3 * d + 1] = (this.spans - this.spanBase) / 3;
+      at += text.length;
+    }
+    this.texts = texts;
+    let d = 0;
+    while ((d = this.ex.count(d, n, first)) < n) spill();
+    this.texts = [];
+    this.refresh();
+    const out = this.ex.docsPtr() >> 2;
+    for (let i = 0; i < n; i++) tokens[i] = this.u32[out + 3 * i + 2] as number;
+  }
+
+  /** The postings held, as views of the module's memory: valid until the next call into the counter. */
+  postings(): HeldPostings {
+    this.refresh();
+    const n = this.ex.postings();
+    const view = (ptr: number): Uint32Array => this.u32.subarray(ptr >> 2, (ptr >> 2) + n);
+    return { terms: view(this.ex.termsPtr()), docs: view(this.ex.docNumsPtr()), tfs: view(this.ex.tfsPtr()) };
+  }
+
+  clearPostings(): void {
+    this.ex.clearPostings();
+  }
+
+  /** Forgets every term id (a new vocabulary); word forms stay cached and are renumbered through `termId` on sight. */
+  resetIds(): void {
+    this.ex.resetIds();
+  }
+
+  private readonly emit = (start: number, end: number, hash: number): void => {
+    if (end - start > this.maxTokenChars) return;
+    const s = this.spans;
+    this.i32[s] = start;
+    this.i32[s + 1] = end - start;
+    this.i32[s + 2] = hash;
+    this.spans = s + 3;
+  };
+
+  private resolve(entry: number, doc: number, start: number, len: number): number {
+    let term: string | null;
+    if (entry === this.entryTerms.length) {
+      term = this.analyzer.normalize((this.texts[doc] as string).slice(start, start + len));
+      this.entryTerms.push(term);
+    } else {
+      term = this.entryTerms[entry] as string | null;
+    }
+    return term === null ? -1 : this.termId(term);
+  }
+
+  /** Views of the module's memory, renewed when it grew (growth replaces the buffer). */
+  private refresh(): void {
+    const buffer = this.ex.memory.buffer;
+    if (buffer === this.buffer) return;
+    this.buffer = buffer;
+    this.u8 = Buffer.from(buffer);
+    this.i32 = new Int32Array(buffer);
+    this.u32 = new Uint32Array(buffer);
+  }
+}

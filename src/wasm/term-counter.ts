@@ -1,0 +1,337 @@
+// AssemblyScript, compiled to dist/wasm/term-counter.wasm by `npm run build`
+// (not by tsc: this file is excluded from tsconfig.json, eslint and prettier).
+//
+// The BM25 inverter's per-word bookkeeping, in WebAssembly: a hash table from
+// a word's UTF-16 code units to its term id, the per-chunk term counts and
+// the (term, chunk, tf) posting arrays. The words themselves are found by the
+// TypeScript scanner (src/text/word-scanner.ts) and normalised by the
+// TypeScript analyzer through the `resolve` import, so the analysis rules
+// live in one place, shared with the query path. See DESIGN.md "BM25 term
+// counting in WebAssembly".
+//
+// Memory is raw: every region is allocated with heap.alloc (the minimal
+// runtime's TLSF allocator) and addressed with load/store; nothing is managed.
+
+/** Term id of the word at (chunk `doc` of the batch, code units [start, start + len)); -1 for a stopword. `entry` numbers the table's entries since the last clear. */
+@external('env', 'resolve')
+declare function resolve(entry: u32, doc: u32, start: u32, len: u32): i32;
+
+const SLOT: usize = 32;
+// slot fields (byte offsets)
+const F_HASH: usize = 0; // FNV-1a over the code units, as the scanner reports it
+const F_LEN: usize = 4; // code units; 0 = empty slot
+const F_ID: usize = 8; // term id; STOP; UNASSIGNED after resetIds
+const F_ENTRY: usize = 12; // entry number, for resolve
+const F_POOL: usize = 16; // pool offset (in code units) of the units past the inline ones
+const F_KEY: usize = 20; // the first INLINE code units, zero-padded
+const INLINE: u32 = 6;
+const STOP: i32 = -1;
+const UNASSIGNED: i32 = -2;
+const INITIAL_SLOTS: u32 = 1 << 15;
+
+let slots: usize = 0;
+let mask: u32 = 0;
+let capacity: u32 = 0; // entries before the table doubles (half its slots)
+let entries: u32 = 0;
+let maxEntries: u32 = 0;
+let pool: usize = 0; // code units of keys longer than INLINE
+let poolCap: u32 = 0; // in code units
+let poolUsed: u32 = 0;
+
+let text: usize = 0; // the batch's code units, end to end (+ 16 bytes of padding)
+let textCap: u32 = 0; // in code units
+let spans: usize = 0; // (start, len, hash) per word; start is relative to its chunk's text
+let spansCap: u32 = 0; // in words
+let docs: usize = 0; // per chunk: text start (units), end of its words (index), tokens out
+let docsCap: u32 = 0;
+
+let scratch: usize = 0; // count per term id within the current chunk
+let touched: usize = 0; // term ids seen in the current chunk, in first-seen order
+let scratchCap: u32 = 0;
+let touchedN: u32 = 0;
+
+let pTerm: usize = 0;
+let pDoc: usize = 0;
+let pTf: usize = 0;
+let pCap: u32 = 0;
+let pN: u32 = 0;
+let touchSum: u32 = 0;
+
+/** Sets up an empty counter: at most `maxPostings` postings held before the caller spills, a table cleared past `tableEntries`. */
+export function init(maxPostings: u32, tableEntries: u32): void {
+  maxEntries = tableEntries;
+  allocSlots(INITIAL_SLOTS);
+  poolCap = 1 << 16;
+  pool = heap.alloc(<usize>poolCap * 2);
+  scratchCap = 1 << 16;
+  scratch = zeroed(<usize>scratchCap * 4);
+  touched = heap.alloc(<usize>scratchCap * 4);
+  pCap = maxPostings;
+  pTerm = heap.alloc(<usize>pCap * 4);
+  pDoc = heap.alloc(<usize>pCap * 4);
+  pTf = heap.alloc(<usize>pCap * 4);
+}
+
+/** Room for a batch of `units` code units, `words` words and `chunks` chunks; the layout pointers follow. */
+export function reserve(units: u32, words: u32, chunks: u32): void {
+  if (units > textCap) {
+    if (text) heap.free(text);
+    textCap = grownCap(textCap, units);
+    text = heap.alloc(<usize>textCap * 2 + 16);
+  }
+  if (words > spansCap) {
+    if (spans) heap.free(spans);
+    spansCap = grownCap(spansCap, words);
+    spans = heap.alloc(<usize>spansCap * 12);
+  }
+  if (chunks > docsCap) {
+    if (docs) heap.free(docs);
+    docsCap = grownCap(docsCap, chunks);
+    docs = heap.alloc(<usize>docsCap * 12);
+  }
+}
+
+export function textPtr(): usize {
+  return text;
+}
+export function spansPtr(): usize {
+  return spans;
+}
+export function spansCapacity(): u32 {
+  return spansCap;
+}
+export function docsPtr(): usize {
+  return docs;
+}
+export function termsPtr(): usize {
+  return pTerm;
+}
+export function docNumsPtr(): usize {
+  return pDoc;
+}
+export function tfsPtr(): usize {
+  return pTf;
+}
+export function postings(): u32 {
+  return pN;
+}
+export function postingsCapacity(): u32 {
+  return pCap;
+}
+export function size(): u32 {
+  return entries;
+}
+
+/** Forgets the postings held (after the caller spilled them). */
+export function clearPostings(): void {
+  pN = 0;
+}
+
+/** Empties the table once it holds `tableEntries` entries; returns 1 if it did (entry numbers restart at 0). */
+export function clearIfFull(): u32 {
+  if (entries < maxEntries) return 0;
+  if (capacity > maxEntries) {
+    // shrink back to the size the cap needs, as the table would have grown to it
+    heap.free(slots);
+    let n = INITIAL_SLOTS;
+    while (n / 2 < maxEntries) n *= 2;
+    allocSlots(n);
+  } else {
+    memory.fill(slots, 0, (<usize>mask + 1) * SLOT);
+  }
+  entries = 0;
+  poolUsed = 0;
+  return 1;
+}
+
+/** Unassigns every term id (the caller started a new vocabulary); stopwords stay stopwords. */
+export function resetIds(): void {
+  const end = slots + (<usize>mask + 1) * SLOT;
+  for (let b = slots; b < end; b += SLOT) {
+    if (load<u32>(b + F_LEN) != 0 && load<i32>(b + F_ID) >= 0) store<i32>(b + F_ID, UNASSIGNED);
+  }
+}
+
+/**
+ * Counts chunks [from, to) of the batch, numbering them first + index, and
+ * appends their postings. Returns the index of the first chunk not counted:
+ * `to` when all were, less when the postings would overflow (the caller
+ * spills, calls clearPostings and continues from there).
+ */
+export function count(from: u32, to: u32, first: u32): u32 {
+  for (let d = from; d < to; d++) {
+    const rec = docs + <usize>d * 12;
+    const w0: u32 = d == 0 ? 0 : load<u32>(rec - 12, 4);
+    const w1 = load<u32>(rec, 4);
+    const words = w1 - w0;
+    if (pN > 0 && pN + words > pCap) return d;
+    if (words > pCap) growPostings(words);
+    touch(w0, w1);
+    const base = text + <usize>load<u32>(rec) * 2;
+    let tokens: u32 = 0;
+    for (let i = w0; i < w1; i++) {
+      const sp = spans + <usize>i * 12;
+      const start = load<u32>(sp);
+      const len = load<u32>(sp, 4);
+      const b = lookup(base, start, len, load<u32>(sp, 8), d);
+      let id = load<i32>(b + F_ID);
+      if (id == UNASSIGNED) {
+        id = resolve(load<u32>(b + F_ENTRY), d, start, len);
+        store<i32>(b + F_ID, id);
+      }
+      if (id < 0) continue;
+      tokens++;
+      if (<u32>id >= scratchCap) growScratch(<u32>id);
+      const c = scratch + <usize>id * 4;
+      const k = load<u32>(c);
+      if (k == 0) {
+        store<u32>(touched + <usize>touchedN * 4, id);
+        touchedN++;
+      }
+      store<u32>(c, k + 1);
+    }
+    const num = first + d;
+    for (let t: u32 = 0; t < touchedN; t++) {
+      const id = load<u32>(touched + <usize>t * 4);
+      const c = scratch + <usize>id * 4;
+      const at = <usize>pN * 4;
+      pN++;
+      store<u32>(pTerm + at, id);
+      store<u32>(pDoc + at, num);
+      store<u32>(pTf + at, load<u32>(c));
+      store<u32>(c, 0);
+    }
+    touchedN = 0;
+    store<u32>(rec, tokens, 8);
+  }
+  return to;
+}
+
+/**
+ * Reads the home slot of each word before any is looked up: the loads are
+ * independent, so the CPU overlaps their cache misses (as SpanInterner.touch
+ * did for the TypeScript table).
+ */
+function touch(w0: u32, w1: u32): void {
+  let sum: u32 = 0;
+  for (let i = w0; i < w1; i++) sum ^= load<u32>(slots + <usize>(load<u32>(spans + <usize>i * 12, 8) & mask) * SLOT);
+  touchSum ^= sum;
+}
+
+/** The slot of code units key[start, start + len) (chunk `doc`), created (and resolved) on first sight. */
+function lookup(base: usize, start: u32, len: u32, h: u32, doc: u32): usize {
+  const key = base + <usize>start * 2;
+  // the inline units as two words, zero past the key (the text is padded, so reading past it is safe)
+  const k0 = load<u64>(key) & unitMask64(len);
+  const k1 = len > 4 ? load<u32>(key, 8) & unitMask32(len - 4) : 0;
+  for (;;) {
+    let s = h & mask;
+    for (;;) {
+      const b = slots + <usize>s * SLOT;
+      const l = load<u32>(b + F_LEN);
+      if (l == 0) break;
+      if (l == len && load<u32>(b + F_HASH) == h && load<u64>(b + F_KEY) == k0 && load<u32>(b + F_KEY + 8) == k1) {
+        if (len <= INLINE) return b;
+        if (memory.compare(pool + <usize>load<u32>(b + F_POOL) * 2, key + INLINE * 2, <usize>(len - INLINE) * 2) == 0) {
+          return b;
+        }
+      }
+      s = (s + 1) & mask;
+    }
+    if (entries >= capacity) {
+      grow();
+      continue;
+    }
+    const b = slots + <usize>s * SLOT;
+    store<u32>(b + F_HASH, h);
+    store<u32>(b + F_LEN, len);
+    store<u32>(b + F_ENTRY, entries);
+    store<u64>(b + F_KEY, k0);
+    store<u32>(b + F_KEY + 8, k1);
+    if (len > INLINE) {
+      const rest = len - INLINE;
+      if (poolUsed + rest > poolCap) growPool(rest);
+      memory.copy(pool + <usize>poolUsed * 2, key + INLINE * 2, <usize>rest * 2);
+      store<u32>(b + F_POOL, poolUsed);
+      poolUsed += rest;
+    }
+    const id = resolve(entries, doc, start, len);
+    entries++;
+    store<i32>(b + F_ID, id);
+    return b;
+  }
+}
+
+// @ts-ignore: decorator
+@inline
+function unitMask64(units: u32): u64 {
+  return units >= 4 ? 0xffffffffffffffff : (<u64>1 << (<u64>units * 16)) - 1;
+}
+
+// @ts-ignore: decorator
+@inline
+function unitMask32(units: u32): u32 {
+  return units >= 2 ? 0xffffffff : 0xffff;
+}
+
+function allocSlots(n: u32): void {
+  slots = zeroed(<usize>n * SLOT);
+  mask = n - 1;
+  capacity = n / 2;
+}
+
+/** Doubles the table, rehashing every entry (ids and entry numbers move with their slots). */
+function grow(): void {
+  const old = slots;
+  const oldEnd = old + (<usize>mask + 1) * SLOT;
+  allocSlots((mask + 1) * 2);
+  for (let ob = old; ob < oldEnd; ob += SLOT) {
+    if (load<u32>(ob + F_LEN) == 0) continue;
+    let s = load<u32>(ob + F_HASH) & mask;
+    while (load<u32>(slots + <usize>s * SLOT + F_LEN) != 0) s = (s + 1) & mask;
+    memory.copy(slots + <usize>s * SLOT, ob, SLOT);
+  }
+  heap.free(old);
+}
+
+function growPool(min: u32): void {
+  const cap = grownCap(poolCap, poolUsed + min);
+  const next = heap.alloc(<usize>cap * 2);
+  memory.copy(next, pool, <usize>poolUsed * 2);
+  heap.free(pool);
+  pool = next;
+  poolCap = cap;
+}
+
+function growScratch(id: u32): void {
+  const cap = grownCap(scratchCap, id + 1);
+  const next = zeroed(<usize>cap * 4);
+  memory.copy(next, scratch, <usize>scratchCap * 4);
+  heap.free(scratch);
+  scratch = next;
+  const nextTouched = heap.alloc(<usize>cap * 4);
+  memory.copy(nextTouched, touched, <usize>touchedN * 4);
+  heap.free(touched);
+  touched = nextTouched;
+  scratchCap = cap;
+}
+
+/** A chunk with more words than the postings budget: the arrays grow to hold it alone. */
+function growPostings(words: u32): void {
+  pTerm = heap.realloc(pTerm, <usize>words * 4);
+  pDoc = heap.realloc(pDoc, <usize>words * 4);
+  pTf = heap.realloc(pTf, <usize>words * 4);
+  pCap = words;
+}
+
+function grownCap(cap: u32, min: u32): u32 {
+  let n = cap > 0 ? cap : 1024;
+  while (n < min) n *= 2;
+  return n;
+}
+
+function zeroed(bytes: usize): usize {
+  const p = heap.alloc(bytes);
+  memory.fill(p, 0, bytes);
+  return p;
+}

@@ -1,0 +1,146 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Inverter } from '../../../src/index/bm25/inverter.js';
+import { mergeRuns } from '../../../src/index/bm25/merge.js';
+import { decodePostings } from '../../../src/index/bm25/postings-codec.js';
+import { FileWriter } from '../../../src/index/bm25/run-files.js';
+import { createEnglishAnalyzer } from '../../../src/text/analyzer.js';
+import { makeTempDir } from '../../helpers/paths.js';
+
+const analyzer = createEnglishAnalyzer();
+const tmp = makeTempDir();
+afterAll(tmp.cleanup);
+
+type Lists = Map<string, Array<[number, number]>>;
+
+/** The postings the query path's analyzer implies: term → (chunk, tf) in chunk order, and each chunk's length. */
+function naive(texts: readonly string[]): { lists: Lists; lengths: number[] } {
+  const lists: Lists = new Map();
+  const lengths = texts.map((text, doc) => {
+    const terms = analyzer.analyze(text);
+    const tf = new Map<string, number>();
+    for (const t of terms) tf.set(t, (tf.get(t) ?? 0) + 1);
+    for (const [t, n] of tf) {
+      const list = lists.get(t) ?? [];
+      list.push([doc, n]);
+      lists.set(t, list);
+    }
+    return terms.length;
+  });
+  return { lists, lengths };
+}
+
+function sorted(lists: Lists): Array<[string, Array<[number, number]>]> {
+  return [...lists].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+}
+
+/** Inverts `texts` in batches of `batch` and returns what the runs hold, merged, and each chunk's length. */
+function invert(
+  texts: readonly string[],
+  opts: { batch: number; maxPostings: number; vocabularyCap: number; tableEntries: number },
+  name: string,
+): { lists: Lists; lengths: number[]; runs: number } {
+  const dir = join(tmp.dir, name);
+  mkdirSync(dir, { recursive: true });
+  const inverter = new Inverter(analyzer, opts.maxPostings, dir, 'r', opts.vocabularyCap, opts.tableEntries);
+  const lengths: number[] = [];
+  const counts = new Uint32Array(opts.batch);
+  for (let s = 0; s < texts.length; s += opts.batch) {
+    const batch = texts.slice(s, s + opts.batch);
+    inverter.addBatch(s, batch, counts);
+    lengths.push(...counts.subarray(0, batch.length));
+  }
+  inverter.spill();
+  const out = new FileWriter(join(dir, 'merged'));
+  const entries = [...mergeRuns(inverter.runs, out)];
+  out.close();
+  const bytes = readFileSync(join(dir, 'merged'));
+  const lists: Lists = new Map();
+  for (const e of entries) {
+    const { docs, tfs } = decodePostings(bytes.subarray(e.offset, e.offset + e.nbytes), e.df);
+    lists.set(
+      e.term,
+      Array.from(docs, (d, i) => [d, tfs[i] as number]),
+    );
+  }
+  return { lists, lengths, runs: inverter.runs.length };
+}
+
+// words of every scanner class: letters, digits, joiners, accents, Han, astral letters, lone surrogates, stopwords
+const word = fc.oneof(
+  fc.constantFrom(
+    'the',
+    'The',
+    'of',
+    "John's",
+    'u.s.a',
+    '3.14',
+    '1,000',
+    'snake_case',
+    'café',
+    '北京',
+    '𝐀𝐁',
+    'x\ud800y',
+  ),
+  fc.string({ unit: fc.constantFrom('a', 'b', 'c', 'é', 'A', '1', "'", '.'), minLength: 1, maxLength: 12 }),
+  fc.string({ unit: 'binary', maxLength: 8 }),
+  fc.integer({ min: 0, max: 300 }).map((n) => `w${n.toString(36)}ing`),
+);
+const text = fc.array(word, { maxLength: 40 }).map((ws) => ws.join(' '));
+
+describe('BM25 term counter (WebAssembly)', () => {
+  it('gives the postings and lengths of the query analyzer, through spills, table clears and vocabulary resets', () => {
+    let k = 0;
+    fc.assert(
+      fc.property(
+        fc.array(text, { minLength: 1, maxLength: 60 }),
+        fc.record({
+          batch: fc.integer({ min: 1, max: 16 }),
+          maxPostings: fc.integer({ min: 1, max: 200 }),
+          vocabularyCap: fc.integer({ min: 1, max: 100 }),
+          tableEntries: fc.integer({ min: 1, max: 64 }),
+        }),
+        (texts, opts) => {
+          const want = naive(texts);
+          const got = invert(texts, opts, `p${k++}`);
+          expect(got.lengths).toEqual(want.lengths);
+          expect(sorted(got.lists)).toEqual(sorted(want.lists));
+        },
+      ),
+      { numRuns: 150 },
+    );
+  });
+
+  it('keeps apart word forms whose hashes collide and whose first six characters match', () => {
+    // FNV-1a collisions over UTF-16 code units (the hash the scanner reports): same length, same first six characters
+    const texts = ['prefix0tzla prefixn3apa prefix0tzla', 'prefixn3apa'];
+    const got = invert(texts, { batch: 2, maxPostings: 100, vocabularyCap: 100, tableEntries: 100 }, 'collide');
+    expect(sorted(got.lists)).toEqual(sorted(naive(texts).lists));
+    expect(got.lists.get('prefix0tzla')).toEqual([[0, 2]]);
+    expect(got.lists.get('prefixn3apa')).toEqual([
+      [0, 1],
+      [1, 1],
+    ]);
+  });
+
+  it('grows its table past the initial size and its postings for a chunk larger than the budget', () => {
+    // 40k distinct words (the table starts at 16k entries) in one chunk, against a budget of 1,000 postings
+    const big = Array.from({ length: 40_000 }, (_, i) => `term${i.toString(36)}x`).join(' ');
+    const texts = ['alpha beta', big, 'alpha term0x gamma'];
+    const got = invert(texts, { batch: 3, maxPostings: 1_000, vocabularyCap: 1 << 20, tableEntries: 1 << 20 }, 'big');
+    const want = naive(texts);
+    expect(got.lengths).toEqual([2, 40_000, 3]);
+    expect(got.lists.size).toBe(want.lists.size);
+    expect(sorted(got.lists)).toEqual(sorted(want.lists));
+    expect(got.runs).toBeGreaterThanOrEqual(2);
+  });
+
+  it('refuses chunks out of order', () => {
+    const inverter = new Inverter(analyzer, 100, tmp.dir, 'order');
+    inverter.add(5, 'alpha');
+    expect(() => inverter.add(5, 'beta')).toThrow(/chunk 5 after 5/);
+    expect(() => inverter.addBatch(3, ['beta', 'gamma'], new Uint32Array(2))).toThrow(/chunk 3 after 5/);
+  });
+});
