@@ -42,6 +42,13 @@ export class Inverter {
   private termKeys = new Float64Array(0);
   private readonly counter: TermCounter;
   private readonly one = new Uint32Array(1);
+  /** grouped()'s arrays, kept across spills. */
+  private readonly group = {
+    starts: new Uint32Array(0),
+    fill: new Uint32Array(0),
+    docs: new Uint32Array(0),
+    tfs: new Uint32Array(0),
+  };
   private lastNum = -1;
   readonly runs: RunFile[] = [];
   postings = 0;
@@ -89,7 +96,8 @@ export class Inverter {
 
   /**
    * The in-memory postings grouped by term (a stable counting sort, so docs
-   * stay ascending) in contiguous arrays, yielded in term order.
+   * stay ascending) in contiguous arrays, yielded in term order. The lists are
+   * views, valid until the next spill.
    */
   *lists(): Generator<PostingList> {
     const { starts, docs, tfs } = this.grouped();
@@ -103,18 +111,33 @@ export class Inverter {
     }
   }
 
-  /** The postings by term id: term t's are docs/tfs[starts[t], starts[t + 1]), docs ascending. */
+  /**
+   * The postings by term id: term t's are docs/tfs[starts[t], starts[t + 1]), docs ascending.
+   * The arrays are reused from one spill to the next (fresh ones faulted in 70+ MB of new pages
+   * at every spill of a full budget), so views of them are valid until the next call.
+   */
   private grouped(): { starts: Uint32Array; docs: Uint32Array; tfs: Uint32Array } {
     const T = this.terms.length;
     const held = this.counter.postings();
     const n = held.terms.length;
     const pTerm = held.terms;
-    const starts = new Uint32Array(T + 1);
+    const g = this.group;
+    if (g.starts.length < T + 1) {
+      g.starts = new Uint32Array(Math.max(T + 1, 2 * g.starts.length));
+      g.fill = new Uint32Array(g.starts.length);
+    }
+    if (g.docs.length < n) {
+      g.docs = new Uint32Array(Math.max(n, 2 * g.docs.length));
+      g.tfs = new Uint32Array(g.docs.length);
+    }
+    const starts = g.starts.subarray(0, T + 1);
+    starts.fill(0);
     for (let i = 0; i < n; i++) (starts[(pTerm[i] as number) + 1] as number)++;
     for (let t = 0; t < T; t++) (starts[t + 1] as number) += starts[t] as number;
-    const docs = new Uint32Array(n);
-    const tfs = new Uint32Array(n);
-    const fill = starts.slice(0, T);
+    const docs = g.docs.subarray(0, n);
+    const tfs = g.tfs.subarray(0, n);
+    const fill = g.fill;
+    fill.set(starts.subarray(0, T));
     for (let i = 0; i < n; i++) {
       const pos = (fill[pTerm[i] as number] as number)++;
       docs[pos] = held.docs[i] as number;
