@@ -55,6 +55,12 @@ const COMMIT_EVERY = 20_000;
 /** Rows of the term dictionary per INSERT statement (SQLite allows 32,766 parameters). */
 const TERMS_PER_INSERT = 64;
 
+/**
+ * The memory map SQLite reads the store through while it builds the id indexes: the whole file, up
+ * to SQLite's cap (0x7fff0000 in better-sqlite3's build; a larger store reads the rest with pread).
+ */
+const INDEX_BUILD_MMAP_BYTES = 2 ** 40;
+
 /** Bulk writer used by build-index; rows are committed in large transactions. */
 export class ChunkStoreWriter {
   private readonly db: SqliteDatabase;
@@ -117,10 +123,15 @@ export class ChunkStoreWriter {
   /** Ends the bulk load: commits and builds the id indexes, rejecting duplicate ids. */
   finishIngest(): void {
     this.commit();
+    // each index scans the chunks table, text and all (776 MB at 1M passages): through a memory
+    // map instead of a pread per page, 1.93 s against 2.27–2.35 s for the three at 1M
+    this.db.pragma(`mmap_size = ${INDEX_BUILD_MMAP_BYTES}`);
     try {
       this.db.exec(CREATE_INDEXES);
     } catch (err) {
       throw this.describeDuplicate(err);
+    } finally {
+      this.db.pragma('mmap_size = 0');
     }
   }
 
