@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { RetrieverError } from '../errors.js';
 import { Bm25Builder, type Bm25BuildStats } from '../index/bm25/bm25-builder.js';
 import type { Bm25Params } from '../index/bm25/scoring.js';
+import { MAX_COUNTER_POSTINGS } from '../index/bm25/term-counter.js';
 import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
 import type { DenseManifest, Manifest } from '../index/manifest.js';
 import { chunkDocument, wordCounter, type TokenCounter } from '../ingest/chunker.js';
@@ -184,10 +185,19 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
   const chunking = { size: opts.chunkSize, overlap: opts.chunkOverlap, counter };
   const writer = new ChunkStoreWriter(storePath);
   const inputBytes = statSync(input).size;
+  const workers = inputBytes < INLINE_BELOW_BYTES ? 0 : opts.threads;
+  const perThread = workers > 0 ? Math.floor(opts.maxPostingsInMemory / workers) : opts.maxPostingsInMemory;
+  if (perThread > MAX_COUNTER_POSTINGS) {
+    opts.log.warn(
+      `--max-postings-in-memory ${opts.maxPostingsInMemory} gives each BM25 thread ${formatCount(perThread)} postings; ` +
+        `a thread holds at most ${formatCount(MAX_COUNTER_POSTINGS)} (WebAssembly addresses 4 GB), so it spills at that ` +
+        `size (the index is the same)`,
+    );
+  }
   const bm25 = new Bm25Builder(createEnglishAnalyzer(), {
     maxPostingsInMemory: opts.maxPostingsInMemory,
     tempDir: dir,
-    workers: inputBytes < INLINE_BELOW_BYTES ? 0 : opts.threads,
+    workers,
   });
   const hash = createHash('sha256');
   const progress = createProgress({

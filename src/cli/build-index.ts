@@ -144,7 +144,8 @@ export async function main(argv: string[]): Promise<void> {
     .option('max-postings-in-memory', {
       type: 'number',
       default: DEFAULTS.maxPostingsInMemory,
-      describe: 'BM25 postings buffered before spilling a sorted run to disk (12 bytes each)',
+      describe:
+        'BM25 postings buffered before spilling a sorted run to disk (12 bytes each, shared by the threads; at most 160M per thread)',
     })
     .option('threads', {
       type: 'number',

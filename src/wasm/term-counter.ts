@@ -28,6 +28,7 @@ const INLINE: u32 = 6;
 const STOP: i32 = -1;
 const UNASSIGNED: i32 = -2;
 const INITIAL_SLOTS: u32 = 1 << 15;
+const MAX_REGION_BYTES: u64 = 3 << 30; // no one region may need more (the module addresses 4 GB)
 
 let slots: usize = 0;
 let mask: u32 = 0;
@@ -59,7 +60,8 @@ let touchSum: u32 = 0;
 
 /** Sets up an empty counter: at most `maxPostings` postings held before the caller spills, a table cleared past `tableEntries`. */
 export function init(maxPostings: u32, tableEntries: u32): void {
-  maxEntries = tableEntries;
+  checkBytes(maxPostings, 12);
+  maxEntries = min(tableEntries, 1 << 26); // a table of 2^27 slots (4 GB) could not be held anyway
   allocSlots(INITIAL_SLOTS);
   poolCap = 1 << 16;
   pool = heap.alloc(<usize>poolCap * 2);
@@ -74,6 +76,9 @@ export function init(maxPostings: u32, tableEntries: u32): void {
 
 /** Room for a batch of `units` code units, `words` words and `chunks` chunks; the layout pointers follow. */
 export function reserve(units: u32, words: u32, chunks: u32): void {
+  checkBytes(units, 2);
+  checkBytes(words, 12);
+  checkBytes(chunks, 12);
   if (units > textCap) {
     if (text) heap.free(text);
     textCap = grownCap(textCap, units);
@@ -89,6 +94,14 @@ export function reserve(units: u32, words: u32, chunks: u32): void {
     docsCap = grownCap(docsCap, chunks);
     docs = heap.alloc(<usize>docsCap * 12);
   }
+}
+
+/** Makes room for `words` words, keeping the ones already written (the caller's scan outgrew `reserve`'s estimate). */
+export function growSpans(words: u32): void {
+  if (words <= spansCap) return;
+  checkBytes(words, 12);
+  spans = heap.realloc(spans, <usize>words * 12);
+  spansCap = words;
 }
 
 export function textPtr(): usize {
@@ -275,6 +288,7 @@ function unitMask32(units: u32): u32 {
 }
 
 function allocSlots(n: u32): void {
+  checkBytes(n, <u32>SLOT);
   slots = zeroed(<usize>n * SLOT);
   mask = n - 1;
   capacity = n / 2;
@@ -318,13 +332,23 @@ function growScratch(id: u32): void {
 
 /** A chunk with more words than the postings budget: the arrays grow to hold it alone. */
 function growPostings(words: u32): void {
+  checkBytes(words, 12);
   pTerm = heap.realloc(pTerm, <usize>words * 4);
   pDoc = heap.realloc(pDoc, <usize>words * 4);
   pTf = heap.realloc(pTf, <usize>words * 4);
   pCap = words;
 }
 
+/**
+ * Traps (the caller reports it as out of memory) when `count` items of `size` bytes could not be
+ * allocated: sizes are 32-bit here, and a product past 3 GB would wrap or fail to grow memory.
+ */
+function checkBytes(count: u32, size: u32): void {
+  if (<u64>count * <u64>size > MAX_REGION_BYTES) unreachable();
+}
+
 function grownCap(cap: u32, min: u32): u32 {
+  if (min > 0x80000000) unreachable();
   let n = cap > 0 ? cap : 1024;
   while (n < min) n *= 2;
   return n;

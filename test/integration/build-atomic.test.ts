@@ -3,6 +3,7 @@ import { existsSync, lstatSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openCorpus } from '../../src/search/open-corpus.js';
+import { silentLogger } from '../../src/util/log.js';
 import { build, writeJsonl } from '../helpers/build.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, makeTempDir } from '../helpers/paths.js';
@@ -48,6 +49,30 @@ describe('atomic builds', () => {
       /line 2: not valid JSON/,
     );
     expect(searchIds(indexDir, 'c', 'river fish')).toEqual(before);
+  });
+
+  it('warns when the postings budget is more than a BM25 thread holds, and builds the same index', async () => {
+    const input = writeJsonl(tmp.dir, 'budget.jsonl', [
+      { id: 'a', contents: 'alpha beta' },
+      { id: 'b', contents: 'beta gamma' },
+    ]);
+    const warnings: string[] = [];
+    const log = { ...silentLogger, warn: (m: string) => warnings.push(m) };
+    await build({
+      name: 'big',
+      input,
+      format: 'wiki18',
+      indexDir: join(tmp.dir, 'budget'),
+      maxPostingsInMemory: 2 ** 31,
+      log,
+    });
+    await build({ name: 'small', input, format: 'wiki18', indexDir: join(tmp.dir, 'budget'), log });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/--max-postings-in-memory 2147483648 .*at most 160\.00M/);
+    expect(searchIds(join(tmp.dir, 'budget'), 'big', 'beta')).toEqual(
+      searchIds(join(tmp.dir, 'budget'), 'small', 'beta'),
+    );
+    expect(searchIds(join(tmp.dir, 'budget'), 'big', 'beta')).toHaveLength(2);
   });
 
   it('rejects duplicate ids with a message naming the id', async () => {

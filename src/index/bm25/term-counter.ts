@@ -16,6 +16,8 @@ interface CounterExports {
   memory: { readonly buffer: ArrayBuffer };
   init(maxPostings: number, tableEntries: number): void;
   reserve(units: number, words: number, chunks: number): void;
+  growSpans(words: number): void;
+  spansCapacity(): number;
   textPtr(): number;
   spansPtr(): number;
   docsPtr(): number;
@@ -36,6 +38,16 @@ export interface HeldPostings {
   docs: Uint32Array;
   tfs: Uint32Array;
 }
+
+/**
+ * Postings one counter holds at most: 12 bytes each, inside the 4 GB a WebAssembly module can
+ * address, with room left for its word table and a batch's text. A larger budget is clamped (the
+ * inverter spills more often; its output does not change).
+ */
+export const MAX_COUNTER_POSTINGS = 160_000_000;
+
+/** Code units of text one batch may carry into the module (2 GB as UTF-16). */
+const MAX_BATCH_UNITS = 2 ** 30;
 
 let compiled: WasmModule | undefined;
 
@@ -80,6 +92,7 @@ export class TermCounter {
   private texts: readonly string[] = [];
   private spans = 0; // int32 index of the next span triple
   private spanBase = 0;
+  private spanEnd = 0; // int32 index past the room reserved for spans
   private readonly maxTokenChars: number;
 
   constructor(
@@ -94,12 +107,12 @@ export class TermCounter {
         resolve: (entry: number, doc: number, start: number, len: number): number =>
           this.resolve(entry, doc, start, len),
         abort: (): never => {
-          throw new Error('BM25 term counter aborted');
+          throw outOfMemory();
         },
       },
     });
     this.ex = instance.exports as unknown as CounterExports;
-    this.ex.init(maxPostings, tableEntries);
+    guarded(() => this.ex.init(Math.min(maxPostings, MAX_COUNTER_POSTINGS), tableEntries));
   }
 
   /** Entries in the word table (distinct word forms since it was last cleared). */
@@ -123,12 +136,15 @@ export class TermCounter {
     if (this.ex.clearIfFull()) this.entryTerms = [];
     let units = 0;
     for (const t of texts) units += t.length;
-    // a word is at least one code unit, so `units` words always fit
-    this.ex.reserve(units, units, n);
+    // the batch's text is copied into the module as UTF-16: past 1G code units it cannot fit
+    if (units > MAX_BATCH_UNITS) throw outOfMemory();
+    // room for an estimate of the words (real text has one per 6-7 code units); the scan grows it
+    guarded(() => this.ex.reserve(units, (units >> 2) + 1024, n));
     this.refresh();
     const textBytes = this.ex.textPtr();
     const docs = this.ex.docsPtr() >> 2;
     this.spanBase = this.ex.spansPtr() >> 2;
+    this.spanEnd = this.spanBase + 3 * this.ex.spansCapacity();
     this.spans = this.spanBase;
     let at = 0;
     for (let d = 0; d < n; d++) {
@@ -141,7 +157,7 @@ export class TermCounter {
     }
     this.texts = texts;
     let d = 0;
-    while ((d = this.ex.count(d, n, first)) < n) spill();
+    while ((d = guarded(() => this.ex.count(d, n, first))) < n) spill();
     this.texts = [];
     this.refresh();
     const out = this.ex.docsPtr() >> 2;
@@ -167,12 +183,23 @@ export class TermCounter {
 
   private readonly emit = (start: number, end: number, hash: number): void => {
     if (end - start > this.maxTokenChars) return;
+    if (this.spans === this.spanEnd) this.growSpans();
     const s = this.spans;
     this.i32[s] = start;
     this.i32[s + 1] = end - start;
     this.i32[s + 2] = hash;
     this.spans = s + 3;
   };
+
+  /** Doubles the room for spans; the module may move them and its memory may grow, so indices and views are renewed. */
+  private growSpans(): void {
+    const written = this.spans - this.spanBase;
+    guarded(() => this.ex.growSpans(2 * this.ex.spansCapacity()));
+    this.refresh();
+    this.spanBase = this.ex.spansPtr() >> 2;
+    this.spanEnd = this.spanBase + 3 * this.ex.spansCapacity();
+    this.spans = this.spanBase + written;
+  }
 
   private resolve(entry: number, doc: number, start: number, len: number): number {
     let term: string | null;
@@ -193,5 +220,24 @@ export class TermCounter {
     this.u8 = Buffer.from(buffer);
     this.i32 = new Int32Array(buffer);
     this.u32 = new Uint32Array(buffer);
+  }
+}
+
+/** What a failed allocation inside the module means, and what to do about it. */
+function outOfMemory(): RetrieverError {
+  return new RetrieverError(
+    'BUILD',
+    'the BM25 term counter ran out of memory (a WebAssembly module addresses at most 4 GB per inversion thread): ' +
+      'lower --max-postings-in-memory, or split input records of hundreds of MB into smaller documents',
+  );
+}
+
+/** Runs a call into the module, turning its traps (its size checks end in one) into that error. */
+export function guarded<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (err) {
+    if (err instanceof RetrieverError || !(err instanceof Error) || err.constructor.name !== 'RuntimeError') throw err;
+    throw outOfMemory();
   }
 }

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Inverter } from '../../../src/index/bm25/inverter.js';
+import { guarded } from '../../../src/index/bm25/term-counter.js';
 import { mergeRuns } from '../../../src/index/bm25/merge.js';
 import { decodePostings } from '../../../src/index/bm25/postings-codec.js';
 import { FileWriter } from '../../../src/index/bm25/run-files.js';
@@ -135,6 +136,54 @@ describe('BM25 term counter (WebAssembly)', () => {
     expect(got.lists.size).toBe(want.lists.size);
     expect(sorted(got.lists)).toEqual(sorted(want.lists));
     expect(got.runs).toBeGreaterThanOrEqual(2);
+  });
+
+  it('clamps a postings budget larger than the module can hold, with the same postings', () => {
+    const texts = ['alpha beta', 'beta gamma beta'];
+    const got = invert(texts, { batch: 2, maxPostings: 2 ** 31, vocabularyCap: 100, tableEntries: 100 }, 'clamp');
+    expect(sorted(got.lists)).toEqual(sorted(naive(texts).lists));
+  });
+
+  it('grows the room for words past its estimate (a quarter of the code units) without losing any', () => {
+    // 30k one-letter words in 60k code units: twice the estimate, in one batch
+    const one = Array.from({ length: 30_000 }, (_, i) => String.fromCharCode(98 + (i % 25))).join(' ');
+    const texts = [one, 'b c', one];
+    const got = invert(texts, { batch: 3, maxPostings: 100_000, vocabularyCap: 100, tableEntries: 100 }, 'words');
+    expect(got.lengths).toEqual([30_000, 2, 30_000]);
+    expect(sorted(got.lists)).toEqual(sorted(naive(texts).lists));
+  });
+
+  it('names the fix when a batch cannot fit in the module, before it or inside it', () => {
+    const big = 'word '.repeat(20_000_000); // 100M code units, shared by every element
+    const fix = /ran out of memory \(a WebAssembly module addresses at most 4 GB.*--max-postings-in-memory/;
+    // 1.1G code units: refused before anything is copied
+    const a = new Inverter(analyzer, 1_000, tmp.dir, 'oom-a');
+    expect(() => a.addBatch(0, Array<string>(11).fill(big), new Uint32Array(11))).toThrow(fix);
+    // 900M code units: the module's memory cannot grow to the text and its words
+    const b = new Inverter(analyzer, 1_000, tmp.dir, 'oom-b');
+    expect(() => b.addBatch(0, Array<string>(9).fill(big), new Uint32Array(9))).toThrow(fix);
+  });
+
+  it("reports a trap of the module's size checks as that error", () => {
+    // (module (func (export "trap") unreachable)): a real WebAssembly trap, as checkBytes raises
+    const bytes = Uint8Array.from([
+      0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x04, 0x01, 0x60, 0x00, 0x00, 0x03, 0x02, 0x01, 0x00, 0x07,
+      0x08, 0x01, 0x04, 0x74, 0x72, 0x61, 0x70, 0x00, 0x00, 0x0a, 0x05, 0x01, 0x03, 0x00, 0x00, 0x0b,
+    ]);
+    const wasm = (globalThis as unknown as { WebAssembly: { instantiateSync?: never } & Record<string, never> })
+      .WebAssembly as unknown as {
+      Module: new (b: Uint8Array) => object;
+      Instance: new (m: object, i: object) => { exports: { trap: () => void } };
+    };
+    const { trap } = new wasm.Instance(new wasm.Module(bytes), {}).exports;
+    expect(() => trap()).toThrow(/unreachable/);
+    expect(() => guarded(trap)).toThrow(/ran out of memory .*--max-postings-in-memory/);
+    // other errors pass through as they are
+    expect(() =>
+      guarded(() => {
+        throw new TypeError('not a trap');
+      }),
+    ).toThrow(TypeError);
   });
 
   it('refuses chunks out of order', () => {
