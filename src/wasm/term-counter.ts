@@ -128,12 +128,6 @@ export function tfsPtr(): usize {
 export function postings(): u32 {
   return pN;
 }
-export function postingsCapacity(): u32 {
-  return pCap;
-}
-export function size(): u32 {
-  return entries;
-}
 
 /** Forgets the postings held (after the caller spilled them). */
 export function clearPostings(): void {

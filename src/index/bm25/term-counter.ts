@@ -29,7 +29,6 @@ interface CounterExports {
   clearIfFull(): number;
   resetIds(): void;
   count(from: number, to: number, first: number): number;
-  size(): number;
 }
 
 /** The postings a counter holds: posting i is (terms[i], docs[i], tfs[i]), in chunk order. */
@@ -113,11 +112,6 @@ export class TermCounter {
     });
     this.ex = instance.exports as unknown as CounterExports;
     guarded(() => this.ex.init(Math.min(maxPostings, MAX_COUNTER_POSTINGS), tableEntries));
-  }
-
-  /** Entries in the word table (distinct word forms since it was last cleared). */
-  get tableSize(): number {
-    return this.ex.size();
   }
 
   /** Postings held since the last `clearPostings`. */
