@@ -12,13 +12,11 @@ import { scanWords } from './word-scanner.js';
 export interface Analyzer {
   /** Stored in the index manifest; a server refuses an index analysed differently. */
   readonly id: string;
-  /** Words longer than this (in UTF-16 code units) are dropped, as Lucene drops them. */
-  readonly maxTokenChars: number;
   analyze(text: string): string[];
   /**
-   * The first step of `analyze`: each word of `text` as UTF-16 offsets and
-   * the FNV-1a hash of its code units (`scanWords`). Words longer than
-   * `maxTokenChars` are reported too; callers skip them, as `analyze` does.
+   * The first step of `analyze`: each word of `text` it indexes, as UTF-16
+   * offsets and the FNV-1a hash of its code units (`scanWords`). Words longer
+   * than 255 code units are not reported, as Lucene drops them.
    */
   scanWords(text: string, emit: (start: number, end: number, hash: number) => void): void;
   /** The second step: one word → its term, or null for a stopword. */
@@ -38,17 +36,19 @@ export function createEnglishAnalyzer(): Analyzer {
   const queryCache = new SpanInterner(normalizeToken, 1 << 16);
   return {
     id: ENGLISH_ANALYZER_ID,
-    maxTokenChars: MAX_TOKEN_CHARS,
-    scanWords,
+    scanWords: (text, emit) => scanWords(text, emit, MAX_TOKEN_CHARS),
     normalize: normalizeToken,
     analyze(text: string): string[] {
       queryCache.clearIfFull();
       const out: string[] = [];
-      scanWords(text, (start, end, hash) => {
-        if (end - start > MAX_TOKEN_CHARS) return;
-        const term = queryCache.termOf(queryCache.internHashed(text, start, end, hash));
-        if (term !== null && term !== undefined) out.push(term);
-      });
+      scanWords(
+        text,
+        (start, end, hash) => {
+          const term = queryCache.termOf(queryCache.internHashed(text, start, end, hash));
+          if (term !== null && term !== undefined) out.push(term);
+        },
+        MAX_TOKEN_CHARS,
+      );
       return out;
     },
   };

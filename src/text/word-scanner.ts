@@ -82,9 +82,13 @@ export function hashSpan(text: string, start: number, end: number): number {
  * Calls `emit(start, end, hash)` for each word of `text`, as UTF-16 offsets,
  * with `hash` = hashSpan(text, start, end), computed from the code units the
  * scan reads anyway (hashing again in the interner was a second pass over
- * every word).
+ * every word). Words longer than `maxChars` code units are not reported.
  */
-export function scanWords(text: string, emit: (start: number, end: number, hash: number) => void): void {
+export function scanWords(
+  text: string,
+  emit: (start: number, end: number, hash: number) => void,
+  maxChars = Infinity,
+): void {
   const table = getBmpTable();
   const n = text.length;
   let i = 0;
@@ -131,7 +135,7 @@ export function scanWords(text: string, emit: (start: number, end: number, hash:
       if (pj) h = Math.imul(h ^ text.charCodeAt(j + 1), FNV_PRIME);
       j += wj;
     }
-    if (hasWordChar) emit(start, j, h);
+    if (hasWordChar && j - start <= maxChars) emit(start, j, h);
     i = j;
   }
 }

@@ -92,7 +92,6 @@ export class TermCounter {
   private spans = 0; // int32 index of the next span triple
   private spanBase = 0;
   private spanEnd = 0; // int32 index past the room reserved for spans
-  private readonly maxTokenChars: number;
 
   constructor(
     private readonly analyzer: Analyzer,
@@ -100,7 +99,6 @@ export class TermCounter {
     tableEntries: number,
     private readonly termId: (term: string) => number,
   ) {
-    this.maxTokenChars = analyzer.maxTokenChars;
     const instance = new wasm.Instance(counterModule(), {
       env: {
         resolve: (entry: number, doc: number, start: number, len: number): number =>
@@ -176,7 +174,6 @@ export class TermCounter {
   }
 
   private readonly emit = (start: number, end: number, hash: number): void => {
-    if (end - start > this.maxTokenChars) return;
     if (this.spans === this.spanEnd) this.growSpans();
     const s = this.spans;
     this.i32[s] = start;
