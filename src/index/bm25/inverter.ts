@@ -51,7 +51,7 @@ export class Inverter {
   };
   private lastNum = -1;
   readonly runs: RunFile[] = [];
-  postings = 0;
+  private spilledPostings = 0;
 
   constructor(
     analyzer: Analyzer,
@@ -75,13 +75,12 @@ export class Inverter {
     if (texts.length === 0) return;
     if (first <= this.lastNum) throw new Error(`BM25 inverter got chunk ${first} after ${this.lastNum}`);
     this.lastNum = first + texts.length - 1;
-    const before = this.counter.held;
-    let spilled = 0;
-    this.counter.countBatch(first, texts, tokens, () => {
-      spilled += this.counter.held;
-      this.spill();
-    });
-    this.postings += spilled + this.counter.held - before;
+    this.counter.countBatch(first, texts, tokens, () => this.spill());
+  }
+
+  /** Postings inverted so far: those spilled to runs and those still held. */
+  get postings(): number {
+    return this.spilledPostings + this.counter.held;
   }
 
   private termId(term: string): number {
@@ -212,6 +211,7 @@ export class Inverter {
     }
     out.close();
     this.runs.push({ path, bytes: out.offset, samples });
+    this.spilledPostings += this.counter.held;
     this.counter.clearPostings();
     // a vocabulary past its cap starts over: memory stays bounded, not O(corpus)
     if (this.terms.length > this.vocabularyCap) {

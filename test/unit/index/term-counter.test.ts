@@ -42,7 +42,7 @@ function invert(
   texts: readonly string[],
   opts: { batch: number; maxPostings: number; vocabularyCap: number; tableEntries: number },
   name: string,
-): { lists: Lists; lengths: number[]; runs: number } {
+): { lists: Lists; lengths: number[]; runs: number; postings: number } {
   const dir = join(tmp.dir, name);
   mkdirSync(dir, { recursive: true });
   const inverter = new Inverter(analyzer, opts.maxPostings, dir, 'r', opts.vocabularyCap, opts.tableEntries);
@@ -66,7 +66,7 @@ function invert(
       Array.from(docs, (d, i) => [d, tfs[i] as number]),
     );
   }
-  return { lists, lengths, runs: inverter.runs.length };
+  return { lists, lengths, runs: inverter.runs.length, postings: inverter.postings };
 }
 
 // words of every scanner class: letters, digits, joiners, accents, Han, astral letters, lone surrogates, stopwords
@@ -110,6 +110,7 @@ describe('BM25 term counter (WebAssembly)', () => {
           const got = invert(texts, opts, `p${k++}`);
           expect(got.lengths).toEqual(want.lengths);
           expect(sorted(got.lists)).toEqual(sorted(want.lists));
+          expect(got.postings).toBe([...want.lists.values()].reduce((n, l) => n + l.length, 0));
         },
       ),
       { numRuns: 150 },
