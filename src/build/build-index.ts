@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { RetrieverError } from '../errors.js';
-import { Bm25Builder, type Bm25BuildStats } from '../index/bm25/bm25-builder.js';
+import { Bm25Builder, postingsPerThread, type Bm25BuildStats } from '../index/bm25/bm25-builder.js';
 import type { Bm25Params } from '../index/bm25/scoring.js';
 import { MAX_COUNTER_POSTINGS } from '../index/bm25/term-counter.js';
 import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
@@ -186,7 +186,7 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
   const writer = new ChunkStoreWriter(storePath);
   const inputBytes = statSync(input).size;
   const workers = inputBytes < INLINE_BELOW_BYTES ? 0 : opts.threads;
-  const perThread = workers > 0 ? Math.floor(opts.maxPostingsInMemory / workers) : opts.maxPostingsInMemory;
+  const perThread = postingsPerThread(opts.maxPostingsInMemory, workers);
   if (perThread > MAX_COUNTER_POSTINGS) {
     opts.log.warn(
       `--max-postings-in-memory ${opts.maxPostingsInMemory} gives each BM25 thread ${formatCount(perThread)} postings; ` +

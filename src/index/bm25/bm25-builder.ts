@@ -45,6 +45,11 @@ interface WorkerHandle {
   merged: Map<string, MergedPart>;
 }
 
+/** Each inversion thread's share of the postings budget (`workers` 0: the calling thread holds it all). */
+export function postingsPerThread(maxPostingsInMemory: number, workers: number): number {
+  return workers > 0 ? Math.max(10_000, Math.floor(maxPostingsInMemory / workers)) : maxPostingsInMemory;
+}
+
 /**
  * Builds the BM25 index: chunks are inverted on worker threads (or inline),
  * each spilling sorted runs under a shared memory budget, and finish() merges
@@ -71,7 +76,7 @@ export class Bm25Builder {
       this.inline = new Inverter(analyzer, opts.maxPostingsInMemory, opts.tempDir, 'bm25-inline');
       return;
     }
-    const perWorker = Math.max(10_000, Math.floor(opts.maxPostingsInMemory / opts.workers));
+    const perWorker = postingsPerThread(opts.maxPostingsInMemory, opts.workers);
     for (let id = 0; id < opts.workers; id++) {
       const init: WorkerInit = { tempDir: opts.tempDir, maxPostings: perWorker, id };
       const handle: WorkerHandle = {
