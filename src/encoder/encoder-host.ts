@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { RetrieverError } from '../errors.js';
 import type { FromEncoder, ToEncoder } from './encoder-worker.js';
+import { builtFileUrl } from '../util/built-file.js';
 
 type Listener = (msg: FromEncoder) => void;
 
@@ -66,8 +67,5 @@ class EncoderHost {
 export const encoderHost = new EncoderHost();
 
 function workerUrl(): URL {
-  const here = import.meta.url;
-  if (here.endsWith('.ts'))
-    return new URL(here.replace('/src/', '/dist/src/').replace(/encoder-host\.ts$/, 'encoder-worker.js'));
-  return new URL('./encoder-worker.js', here);
+  return builtFileUrl('./encoder-worker.js', import.meta.url);
 }

@@ -10,6 +10,7 @@ import { mergeRuns, splitTerms } from './merge.js';
 import { ByteSink } from './postings-codec.js';
 import { FileWriter, type RunFile } from './run-files.js';
 import { encodeLength } from './scoring.js';
+import { builtFileUrl } from '../../util/built-file.js';
 
 export interface Bm25BuildStats {
   /** Chunks with at least one indexed token (BM25's N). */
@@ -311,8 +312,5 @@ function* writeFromMemory(inverter: Inverter, out: FileWriter): Generator<TermEn
 
 /** The compiled worker file, also when this module runs from source under vitest. */
 function workerUrl(): URL {
-  const here = import.meta.url;
-  if (here.endsWith('.ts'))
-    return new URL(here.replace('/src/', '/dist/src/').replace(/bm25-builder\.ts$/, 'bm25-worker.js'));
-  return new URL('./bm25-worker.js', here);
+  return builtFileUrl('./bm25-worker.js', import.meta.url);
 }

@@ -3,6 +3,7 @@ import { RetrieverError, type ErrorCode } from '../../errors.js';
 import type { ScoredHit } from '../../search/top-k.js';
 import { mergeHits, type Bm25Searcher, type NumRange } from './bm25-searcher.js';
 import type { FromSearchWorker, SearchWorkerInit, ToSearchWorker } from './bm25-search-worker.js';
+import { builtFileUrl } from '../../util/built-file.js';
 
 interface Pending {
   query: string;
@@ -134,8 +135,5 @@ export function splitRange(n: number, parts: number): number[] {
 }
 
 function workerUrl(): URL {
-  const here = import.meta.url;
-  if (here.endsWith('.ts'))
-    return new URL(here.replace('/src/', '/dist/src/').replace(/bm25-pool\.ts$/, 'bm25-search-worker.js'));
-  return new URL('./bm25-search-worker.js', here);
+  return builtFileUrl('./bm25-search-worker.js', import.meta.url);
 }

@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { RetrieverError } from '../../errors.js';
 import type { Analyzer } from '../../text/analyzer.js';
+import { builtFileUrl } from '../../util/built-file.js';
 
 /** The WebAssembly API this file uses (lib ES2023 and @types/node 20 do not declare it). */
 interface WasmApi {
@@ -52,9 +53,7 @@ let compiled: WasmModule | undefined;
 
 /** Where `npm run build` puts the module, from this file in dist/ or (under vitest) in src/. */
 export function termCounterWasmPath(): string {
-  const here = import.meta.url;
-  const rel = here.endsWith('.ts') ? '../../../dist/wasm/term-counter.wasm' : '../../../wasm/term-counter.wasm';
-  return fileURLToPath(new URL(rel, here));
+  return fileURLToPath(builtFileUrl('../../../wasm/term-counter.wasm', import.meta.url));
 }
 
 function counterModule(): WasmModule {
