@@ -34,21 +34,19 @@ const MAX_TOKEN_CHARS = 255; // Lucene's default max token length
  */
 export function createEnglishAnalyzer(): Analyzer {
   const queryCache = new SpanInterner(normalizeToken, 1 << 16);
+  // the words both analysis paths index: the scanner's, up to Lucene's length
+  const words: Analyzer['scanWords'] = (text, emit) => scanWords(text, emit, MAX_TOKEN_CHARS);
   return {
     id: ENGLISH_ANALYZER_ID,
-    scanWords: (text, emit) => scanWords(text, emit, MAX_TOKEN_CHARS),
+    scanWords: words,
     normalize: normalizeToken,
     analyze(text: string): string[] {
       queryCache.clearIfFull();
       const out: string[] = [];
-      scanWords(
-        text,
-        (start, end, hash) => {
-          const term = queryCache.termOf(queryCache.internHashed(text, start, end, hash));
-          if (term !== null && term !== undefined) out.push(term);
-        },
-        MAX_TOKEN_CHARS,
-      );
+      words(text, (start, end, hash) => {
+        const term = queryCache.termOf(queryCache.internHashed(text, start, end, hash));
+        if (term !== null && term !== undefined) out.push(term);
+      });
       return out;
     },
   };
