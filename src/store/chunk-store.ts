@@ -54,6 +54,11 @@ export interface FilterSpec {
 const COMMIT_EVERY = 20_000;
 /** Rows of the term dictionary per INSERT statement (SQLite allows 32,766 parameters). */
 const TERMS_PER_INSERT = 64;
+/**
+ * Document and chunk rows per INSERT statement: one row per statement spent a fifth of the
+ * inserts' time crossing into SQLite (500k passages: 1.80–2.18 s against 2.24–2.81 s).
+ */
+const ROWS_PER_INSERT = 32;
 
 /**
  * The memory map SQLite reads the store through while it builds the id indexes: the whole file, up
@@ -64,8 +69,8 @@ const INDEX_BUILD_MMAP_BYTES = 2 ** 40;
 /** Bulk writer used by build-index; rows are committed in large transactions. */
 export class ChunkStoreWriter {
   private readonly db: SqliteDatabase;
-  private readonly insertDoc: SqliteStatement;
-  private readonly insertChunk: SqliteStatement;
+  private readonly docRows: RowBuffer;
+  private readonly chunkRows: RowBuffer;
   private pending = 0;
   private docs = 0;
   private chunks = 0;
@@ -82,10 +87,8 @@ export class ChunkStoreWriter {
       this.db.exec(CREATE_TABLES);
       this.setMeta('schema_version', String(STORE_SCHEMA_VERSION));
     }
-    this.insertDoc = this.db.prepare('INSERT INTO documents (num, id, title, metadata) VALUES (?, ?, ?, ?)');
-    this.insertChunk = this.db.prepare(
-      'INSERT INTO chunks (num, id, doc_num, position, contents, body_start, n_tokens) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    );
+    this.docRows = new RowBuffer(this.db, 'documents (num, id, title, metadata)', 4);
+    this.chunkRows = new RowBuffer(this.db, 'chunks (num, id, doc_num, position, contents, body_start, n_tokens)', 7);
   }
 
   /** Opens a finished store to update its meta table (journaled: safe to kill). */
@@ -105,14 +108,14 @@ export class ChunkStoreWriter {
     this.beginIfNeeded();
     const num = this.docs++;
     const meta = doc.metadata && Object.keys(doc.metadata).length > 0 ? JSON.stringify(doc.metadata) : null;
-    this.insertDoc.run(num, doc.id, doc.title, meta);
+    this.docRows.add(num, doc.id, doc.title, meta);
     return num;
   }
 
   addChunk(chunk: ChunkInput): number {
     this.beginIfNeeded();
     const num = this.chunks++;
-    this.insertChunk.run(num, chunk.id, chunk.docNum, chunk.position, chunk.contents, chunk.bodyStart, chunk.nTokens);
+    this.chunkRows.add(num, chunk.id, chunk.docNum, chunk.position, chunk.contents, chunk.bodyStart, chunk.nTokens);
     return num;
   }
 
@@ -182,13 +185,13 @@ export class ChunkStoreWriter {
 
   private beginIfNeeded(): void {
     if (this.pending === 0) this.db.exec('BEGIN');
-    if (++this.pending >= COMMIT_EVERY) {
-      this.db.exec('COMMIT');
-      this.pending = 0;
-    }
+    if (++this.pending >= COMMIT_EVERY) this.commit();
   }
 
+  /** Writes the buffered rows and commits them. */
   private commit(): void {
+    this.docRows.flush();
+    this.chunkRows.flush();
     if (this.db.inTransaction) this.db.exec('COMMIT');
     this.pending = 0;
   }
@@ -363,4 +366,38 @@ function toRecord(row: ChunkRow): ChunkRecord {
   };
   if (row.metadata) rec.metadata = JSON.parse(row.metadata) as Metadata;
   return rec;
+}
+
+/**
+ * Rows for one table, inserted ROWS_PER_INSERT to a statement. Rows are held
+ * until a group is full or `flush`: the writer flushes before every commit
+ * and before anything reads the tables.
+ */
+class RowBuffer {
+  private readonly many: SqliteStatement;
+  private readonly one: SqliteStatement;
+  private readonly args: unknown[] = [];
+
+  constructor(
+    db: SqliteDatabase,
+    into: string,
+    private readonly columns: number,
+  ) {
+    const row = `(${Array(columns).fill('?').join(', ')})`;
+    this.many = db.prepare(`INSERT INTO ${into} VALUES ${Array(ROWS_PER_INSERT).fill(row).join(', ')}`);
+    this.one = db.prepare(`INSERT INTO ${into} VALUES ${row}`);
+  }
+
+  add(...row: unknown[]): void {
+    for (const v of row) this.args.push(v);
+    if (this.args.length === this.columns * ROWS_PER_INSERT) {
+      this.many.run(this.args);
+      this.args.length = 0;
+    }
+  }
+
+  flush(): void {
+    for (let i = 0; i < this.args.length; i += this.columns) this.one.run(this.args.slice(i, i + this.columns));
+    this.args.length = 0;
+  }
 }
