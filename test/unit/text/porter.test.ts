@@ -1,5 +1,6 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { porterStem } from '../../../src/text/porter.js';
+import { porterStem, porterStemReference } from '../../../src/text/porter.js';
 
 // Examples from Porter (1980) and the reference implementation's vocabulary.
 const CASES: Array<[string, string]> = [
@@ -100,5 +101,26 @@ describe('porterStem', () => {
   it('treats non-ASCII letters as consonants without throwing', () => {
     expect(porterStem('żuławski')).toBe('żuławski');
     expect(porterStem('cafés')).toBe('café');
+  });
+
+  it('counts a word with an astral letter in code points, as the reference does', () => {
+    // in code units the doubled 𝐀 would not be a double consonant, and "ed" would leave "a𝐀𝐀"
+    expect(porterStem('a𝐀𝐀ed')).toBe('a𝐀');
+    expect(porterStem('a𝐀𝐀ed')).toBe(porterStemReference('a𝐀𝐀ed'));
+  });
+
+  it('agrees with the reference transcription on every word', () => {
+    // letters the rules look at (vowels, y, the suffixes' letters, the double-consonant exceptions), a few others
+    const letter = fc.constantFrom(...'aeiouyyslltteeiinnggbbzzrcmpvkwx', 'é', 'ß', '1', "'", '𝐀');
+    const word = fc.array(letter, { minLength: 1, maxLength: 16 }).map((cs) => cs.join(''));
+    const suffixed = fc
+      .tuple(word, fc.constantFrom('ational', 'ization', 'iveness', 'ement', 'ing', 'ed', 'eed', 'ies', 'sses', 'ly'))
+      .map(([w, s]) => w + s);
+    fc.assert(
+      fc.property(fc.oneof(word, suffixed), (w) => {
+        expect(porterStem(w)).toBe(porterStemReference(w));
+      }),
+      { numRuns: 20_000 },
+    );
   });
 });
