@@ -2,8 +2,9 @@
 // (not by tsc: this file is excluded from tsconfig.json, eslint and prettier).
 //
 // The BM25 inverter's per-word bookkeeping, in WebAssembly: a hash table from
-// a word's UTF-16 code units to its term id, the per-chunk term counts and
-// the (term, chunk, tf) posting arrays. The words themselves are found by the
+// a word's UTF-16 code units to its term id, a second one numbering the
+// normalised terms, the per-chunk term counts and the (term, chunk, tf)
+// posting arrays. The words themselves are found by the
 // TypeScript scanner (src/text/word-scanner.ts) and normalised by the
 // TypeScript analyzer through the `resolve` import, so the analysis rules
 // live in one place, shared with the query path. See DESIGN.md "BM25 term
@@ -51,6 +52,22 @@ let touched: usize = 0; // term ids seen in the current chunk, in first-seen ord
 let scratchCap: u32 = 0;
 let touchedN: u32 = 0;
 
+// the term table: a normalised term's code units → its id (ids are dense, in order of first sight)
+const TSLOT: usize = 16;
+const T_HASH: usize = 0;
+const T_LEN: usize = 4; // code units; 0 = empty slot
+const T_POOL: usize = 8; // tpool offset (in code units) of the term
+const T_ID: usize = 12;
+let tslots: usize = 0;
+let tmask: u32 = 0;
+let tcapacity: u32 = 0;
+let tcount: u32 = 0;
+let tpool: usize = 0;
+let tpoolCap: u32 = 0; // in code units
+let tpoolUsed: u32 = 0;
+let tscratch: usize = 0; // where the caller writes the term termOf numbers
+let tscratchCap: u32 = 0; // in code units
+
 let pTerm: usize = 0;
 let pDoc: usize = 0;
 let pTf: usize = 0;
@@ -63,6 +80,11 @@ export function init(maxPostings: u32, tableEntries: u32): void {
   checkBytes(maxPostings, 12);
   maxEntries = min(tableEntries, 1 << 26); // a table of 2^27 slots (4 GB) could not be held anyway
   allocSlots(INITIAL_SLOTS);
+  allocTermSlots(INITIAL_SLOTS);
+  tpoolCap = 1 << 16;
+  tpool = heap.alloc(<usize>tpoolCap * 2);
+  tscratchCap = 1024;
+  tscratch = heap.alloc(<usize>tscratchCap * 2);
   poolCap = 1 << 16;
   pool = heap.alloc(<usize>poolCap * 2);
   scratchCap = 1 << 16;
@@ -151,11 +173,65 @@ export function clearIfFull(): u32 {
   return 1;
 }
 
-/** Unassigns every term id (the caller started a new vocabulary); stopwords stay stopwords. */
+/** Forgets every term and unassigns every word form's term id (the caller started a new vocabulary); stopwords stay stopwords. */
 export function resetIds(): void {
   const end = slots + (<usize>mask + 1) * SLOT;
   for (let b = slots; b < end; b += SLOT) {
     if (load<u32>(b + F_LEN) != 0 && load<i32>(b + F_ID) >= 0) store<i32>(b + F_ID, UNASSIGNED);
+  }
+  memory.fill(tslots, 0, (<usize>tmask + 1) * TSLOT);
+  tcount = 0;
+  tpoolUsed = 0;
+}
+
+/** Where the caller writes a term of `len` UTF-16 code units for termOf (valid until the next call). */
+export function termScratch(len: u32): usize {
+  if (len > tscratchCap) {
+    heap.free(tscratch);
+    tscratchCap = grownCap(tscratchCap, len);
+    checkBytes(tscratchCap, 2);
+    tscratch = heap.alloc(<usize>tscratchCap * 2);
+  }
+  return tscratch;
+}
+
+/**
+ * The id of the term of `len` code units at termScratch(len): its number in
+ * order of first sight since the last resetIds, so a term seen for the first
+ * time gets the number of terms seen before it.
+ */
+export function termOf(len: u32): u32 {
+  if (len > tscratchCap) unreachable();
+  let h: u32 = 0x811c9dc5;
+  for (let i: u32 = 0; i < len; i++) h = (h ^ <u32>load<u16>(tscratch + <usize>i * 2)) * 0x01000193;
+  for (;;) {
+    let s = h & tmask;
+    for (;;) {
+      const b = tslots + <usize>s * TSLOT;
+      const l = load<u32>(b + T_LEN);
+      if (l == 0) break;
+      if (
+        l == len &&
+        load<u32>(b + T_HASH) == h &&
+        memory.compare(tpool + <usize>load<u32>(b + T_POOL) * 2, tscratch, <usize>len * 2) == 0
+      ) {
+        return load<u32>(b + T_ID);
+      }
+      s = (s + 1) & tmask;
+    }
+    if (tcount >= tcapacity) {
+      growTerms();
+      continue;
+    }
+    if (tpoolUsed + len > tpoolCap) growTermPool(len);
+    const b = tslots + <usize>s * TSLOT;
+    store<u32>(b + T_HASH, h);
+    store<u32>(b + T_LEN, len);
+    store<u32>(b + T_POOL, tpoolUsed);
+    store<u32>(b + T_ID, tcount);
+    memory.copy(tpool + <usize>tpoolUsed * 2, tscratch, <usize>len * 2);
+    tpoolUsed += len;
+    return tcount++;
   }
 }
 
@@ -300,6 +376,37 @@ function grow(): void {
     memory.copy(slots + <usize>s * SLOT, ob, SLOT);
   }
   heap.free(old);
+}
+
+function allocTermSlots(n: u32): void {
+  checkBytes(n, <u32>TSLOT);
+  tslots = zeroed(<usize>n * TSLOT);
+  tmask = n - 1;
+  tcapacity = n / 2;
+}
+
+/** Doubles the term table, rehashing every term. */
+function growTerms(): void {
+  const old = tslots;
+  const oldEnd = old + (<usize>tmask + 1) * TSLOT;
+  allocTermSlots((tmask + 1) * 2);
+  for (let ob = old; ob < oldEnd; ob += TSLOT) {
+    if (load<u32>(ob + T_LEN) == 0) continue;
+    let s = load<u32>(ob + T_HASH) & tmask;
+    while (load<u32>(tslots + <usize>s * TSLOT + T_LEN) != 0) s = (s + 1) & tmask;
+    memory.copy(tslots + <usize>s * TSLOT, ob, TSLOT);
+  }
+  heap.free(old);
+}
+
+function growTermPool(min: u32): void {
+  const cap = grownCap(tpoolCap, tpoolUsed + min);
+  checkBytes(cap, 2);
+  const next = heap.alloc(<usize>cap * 2);
+  memory.copy(next, tpool, <usize>tpoolUsed * 2);
+  heap.free(tpool);
+  tpool = next;
+  tpoolCap = cap;
 }
 
 function growPool(min: u32): void {

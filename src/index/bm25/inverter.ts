@@ -33,8 +33,6 @@ export const DEFAULT_WORD_TABLE_ENTRIES = 1 << 20;
  * it at every spill made each run look every word up again by string.
  */
 export class Inverter {
-  private termIds = new Map<string, number>();
-  private terms: string[] = [];
   /** Ids of terms[0, sortedCount) in term order, as of the last spill. */
   private sorted = new Int32Array(0);
   private sortedCount = 0;
@@ -61,7 +59,7 @@ export class Inverter {
     private readonly vocabularyCap = DEFAULT_VOCABULARY_CAP,
     wordTableEntries = DEFAULT_WORD_TABLE_ENTRIES,
   ) {
-    this.counter = new TermCounter(analyzer, maxPostings, wordTableEntries, (term) => this.termId(term));
+    this.counter = new TermCounter(analyzer, maxPostings, wordTableEntries);
   }
 
   /** Inverts chunk `num`; returns its number of indexed tokens (its BM25 length). */
@@ -83,14 +81,9 @@ export class Inverter {
     return this.spilledPostings + this.counter.held;
   }
 
-  private termId(term: string): number {
-    let id = this.termIds.get(term);
-    if (id === undefined) {
-      id = this.terms.length;
-      this.termIds.set(term, id);
-      this.terms.push(term);
-    }
-    return id;
+  /** The terms by id (numbered by the counter's term table). */
+  private get terms(): string[] {
+    return this.counter.terms;
   }
 
   /**
@@ -215,8 +208,6 @@ export class Inverter {
     this.counter.clearPostings();
     // a vocabulary past its cap starts over: memory stays bounded, not O(corpus)
     if (this.terms.length > this.vocabularyCap) {
-      this.termIds = new Map();
-      this.terms = [];
       this.sorted = new Int32Array(0);
       this.sortedCount = 0;
       this.termKeys = new Float64Array(0);

@@ -29,6 +29,8 @@ interface CounterExports {
   clearPostings(): void;
   clearIfFull(): number;
   resetIds(): void;
+  termScratch(len: number): number;
+  termOf(len: number): number;
   count(from: number, to: number, first: number): number;
 }
 
@@ -76,13 +78,16 @@ function counterModule(): WasmModule {
  * a term id through its own hash table, counts terms per chunk and appends
  * (term, chunk, tf) postings to arrays in its memory. A word form seen for the
  * first time is normalised by the analyzer (`Analyzer.normalize`, the query
- * path's function) and its term numbered by `termId`, so index and query
- * analysis stay one implementation.
+ * path's function), so index and query analysis stay one implementation, and
+ * its term numbered by the module's term table (`terms[id]` is the term).
  */
 export class TermCounter {
   private readonly ex: CounterExports;
+  /** The terms by id, since the last `resetIds`. */
+  terms: string[] = [];
   private buffer: ArrayBuffer | undefined;
   private u8!: Buffer;
+  private u16!: Uint16Array;
   private i32!: Int32Array;
   private u32!: Uint32Array;
   /** Terms by table entry number (null: a stopword), kept so ids can be reassigned without normalising again. */
@@ -96,7 +101,6 @@ export class TermCounter {
     private readonly analyzer: Analyzer,
     maxPostings: number,
     tableEntries: number,
-    private readonly termId: (term: string) => number,
   ) {
     const instance = new wasm.Instance(counterModule(), {
       env: {
@@ -167,9 +171,10 @@ export class TermCounter {
     this.ex.clearPostings();
   }
 
-  /** Forgets every term id (a new vocabulary); word forms stay cached and are renumbered through `termId` on sight. */
+  /** Forgets every term and term id (a new vocabulary); word forms stay cached and are renumbered on sight. */
   resetIds(): void {
     this.ex.resetIds();
+    this.terms = [];
   }
 
   private readonly emit = (start: number, end: number, hash: number): void => {
@@ -202,12 +207,25 @@ export class TermCounter {
     return term === null ? -1 : this.termId(term);
   }
 
+  /** The term's id from the module's term table; a term it had not seen is added to `terms`. */
+  private termId(term: string): number {
+    const n = term.length;
+    const at = guarded(() => this.ex.termScratch(n)) >> 1;
+    this.refresh();
+    const u16 = this.u16;
+    for (let i = 0; i < n; i++) u16[at + i] = term.charCodeAt(i);
+    const id = this.ex.termOf(n);
+    if (id === this.terms.length) this.terms.push(term);
+    return id;
+  }
+
   /** Views of the module's memory, renewed when it grew (growth replaces the buffer). */
   private refresh(): void {
     const buffer = this.ex.memory.buffer;
     if (buffer === this.buffer) return;
     this.buffer = buffer;
     this.u8 = Buffer.from(buffer);
+    this.u16 = new Uint16Array(buffer);
     this.i32 = new Int32Array(buffer);
     this.u32 = new Uint32Array(buffer);
   }
