@@ -3,8 +3,9 @@
 //
 // The BM25 inverter's per-word bookkeeping, in WebAssembly: a hash table from
 // a word's UTF-16 code units to its term id, a second one numbering the
-// normalised terms, the per-chunk term counts and the (term, chunk, tf)
-// posting arrays. The words themselves are found by the
+// normalised terms, the per-chunk term counts, each term's postings of the
+// current run (already encoded as the run file stores them) and the writing
+// of the run's records. The words themselves are found by the
 // TypeScript scanner (src/text/word-scanner.ts) and normalised by the
 // TypeScript analyzer through the `resolve` import, so the analysis rules
 // live in one place, shared with the query path. See DESIGN.md "BM25 term
@@ -30,15 +31,16 @@ const STOP: i32 = -1;
 const UNASSIGNED: i32 = -2;
 const INITIAL_SLOTS: u32 = 1 << 15;
 const MAX_REGION_BYTES: u64 = 3 << 30; // no one region may need more (the module addresses 4 GB)
+const SAMPLE_EVERY: u32 = 1024; // run-files.ts SAMPLE_EVERY
 
 let slots: usize = 0;
 let mask: u32 = 0;
 let capacity: u32 = 0; // entries before the table doubles (half its slots)
 let entries: u32 = 0;
 let maxEntries: u32 = 0;
-let pool: usize = 0; // code units of keys longer than INLINE
-let poolCap: u32 = 0; // in code units
-let poolUsed: u32 = 0;
+let kpool: usize = 0; // code units of keys longer than INLINE
+let kpoolCap: u32 = 0; // in code units
+let kpoolUsed: u32 = 0;
 
 let text: usize = 0; // the batch's code units, end to end (+ 16 bytes of padding)
 let textCap: u32 = 0; // in code units
@@ -68,15 +70,49 @@ let tpoolUsed: u32 = 0;
 let tscratch: usize = 0; // where the caller writes the term termOf numbers
 let tscratchCap: u32 = 0; // in code units
 
-let pTerm: usize = 0;
-let pDoc: usize = 0;
-let pTf: usize = 0;
-let pCap: u32 = 0;
+// Each term's postings of the current run are kept encoded, as the run record
+// will hold them (varint gap·2 + [tf == 1], then tf when it is not 1; the
+// first gap from 0), in a chain of slices in `pool`: 8 bytes of header (the
+// next slice's offset, the bytes used) and 16, 32, … up to 8 KB of data. A
+// spill copies the slices into records; nothing is grouped or re-encoded.
+// Term state, 32 bytes per term id:
+const STATE: usize = 32;
+const S_HEAD: usize = 0; // pool offset of the first slice; 0 = no postings in this run
+const S_CUR: usize = 4; // the slice being written
+const S_END: usize = 8; // end of its data
+const S_TAIL: usize = 12; // where the next posting goes
+const S_LAST: usize = 16; // the last chunk number (the next gap's base)
+const S_DF: usize = 20; // postings in this run
+const S_POOL: usize = 24; // tpool offset of the term's code units
+const S_LEN: usize = 28; // and their number
+const FIRST_SLICE: u32 = 16;
+const MAX_SLICE: u32 = 8192;
+const MAX_POSTING_BYTES: u32 = 10; // two 5-byte varints
+let tstate: usize = 0;
+let tstateCap: u32 = 0; // in terms
+let pool: usize = 0; // slices; offset 0 is never a slice (it means "none")
+let poolCap: u32 = 0;
+let poolUsed: u32 = 0;
+let pCap: u32 = 0; // postings held before the caller must spill
 let pN: u32 = 0;
+
+// a run being written: records go to `out` (the caller writes it to the file
+// between calls); every SAMPLE_EVERY-th record's term id and offset in `out`
+// go to `samples`
+let out: usize = 0;
+let outCap: u32 = 0;
+let outLen: u32 = 0;
+let samples: usize = 0;
+let samplesCap: u32 = 0;
+let samplesN: u32 = 0;
+let records: u32 = 0;
+let order: usize = 0;
+let orderCap: u32 = 0;
 let touchSum: u32 = 0;
 
 /** Sets up an empty counter: at most `maxPostings` postings held before the caller spills, a table cleared past `tableEntries`. */
-export function init(maxPostings: u32, tableEntries: u32): void {
+/** `outBytes`: the run buffer `writeRecords` fills between the caller's writes (grown for a larger record). */
+export function init(maxPostings: u32, tableEntries: u32, outBytes: u32): void {
   checkBytes(maxPostings, 12);
   maxEntries = min(tableEntries, 1 << 26); // a table of 2^27 slots (4 GB) could not be held anyway
   allocSlots(INITIAL_SLOTS);
@@ -85,15 +121,19 @@ export function init(maxPostings: u32, tableEntries: u32): void {
   tpool = heap.alloc(<usize>tpoolCap * 2);
   tscratchCap = 1024;
   tscratch = heap.alloc(<usize>tscratchCap * 2);
-  poolCap = 1 << 16;
-  pool = heap.alloc(<usize>poolCap * 2);
+  kpoolCap = 1 << 16;
+  kpool = heap.alloc(<usize>kpoolCap * 2);
   scratchCap = 1 << 16;
   scratch = zeroed(<usize>scratchCap * 4);
   touched = heap.alloc(<usize>scratchCap * 4);
   pCap = maxPostings;
-  pTerm = heap.alloc(<usize>pCap * 4);
-  pDoc = heap.alloc(<usize>pCap * 4);
-  pTf = heap.alloc(<usize>pCap * 4);
+  tstateCap = 1 << 15;
+  tstate = zeroed(<usize>tstateCap * STATE);
+  poolCap = 1 << 22;
+  pool = heap.alloc(<usize>poolCap);
+  poolUsed = 8;
+  outCap = max(outBytes, 16);
+  out = heap.alloc(<usize>outCap);
 }
 
 /** Room for a batch of `units` code units, `words` words and `chunks` chunks; the layout pointers follow. */
@@ -138,14 +178,17 @@ export function spansCapacity(): u32 {
 export function docsPtr(): usize {
   return docs;
 }
-export function termsPtr(): usize {
-  return pTerm;
+export function outPtr(): usize {
+  return out;
 }
-export function docNumsPtr(): usize {
-  return pDoc;
+export function outLength(): u32 {
+  return outLen;
 }
-export function tfsPtr(): usize {
-  return pTf;
+export function samplesPtr(): usize {
+  return samples;
+}
+export function samplesLength(): u32 {
+  return samplesN;
 }
 export function postings(): u32 {
   return pN;
@@ -153,7 +196,126 @@ export function postings(): u32 {
 
 /** Forgets the postings held (after the caller spilled them). */
 export function clearPostings(): void {
+  const end = tstate + <usize>tcount * STATE;
+  for (let st = tstate; st < end; st += STATE) if (load<u32>(st + S_HEAD) != 0) clearState(st);
   pN = 0;
+  poolUsed = 8;
+}
+
+// @ts-ignore: decorator
+@inline
+function clearState(st: usize): void {
+  store<u64>(st + S_HEAD, 0);
+  store<u64>(st + S_END, 0);
+  store<u64>(st + S_LAST, 0);
+}
+
+/**
+ * Room for a run's term order (`terms` ids, in the order their records are
+ * written) and its samples; returns where the caller writes the order.
+ */
+export function beginRun(terms: u32): usize {
+  checkBytes(terms, 8);
+  if (terms > orderCap) {
+    if (order) heap.free(order);
+    if (samples) heap.free(samples);
+    orderCap = grownCap(orderCap, terms);
+    order = heap.alloc(<usize>orderCap * 4);
+    samples = heap.alloc(<usize>(orderCap / SAMPLE_EVERY + 2) * 8);
+  }
+  records = 0;
+  return order;
+}
+
+/**
+ * Writes the records of order[from, to) that have postings (run record: u16
+ * term bytes | term (UTF-8) | u32 df | u32 lastDoc | u32 nbytes | postings)
+ * to `out` from its start, and forgets those terms' postings. Stops before a
+ * record that would not fit after others and returns its index (the caller
+ * writes `out` to the file and calls again from there); `to` when all were
+ * written.
+ */
+export function writeRecords(from: u32, to: u32): u32 {
+  outLen = 0;
+  samplesN = 0;
+  for (let i = from; i < to; i++) {
+    const st = tstate + <usize>load<u32>(order + <usize>i * 4) * STATE;
+    const head = load<u32>(st + S_HEAD);
+    if (head == 0) continue;
+    const cur = load<u32>(st + S_CUR);
+    store<u32>(pool + <usize>cur + 4, load<u32>(st + S_TAIL) - cur - 8);
+    let nbytes: u32 = 0;
+    for (let s = head; s != 0; s = load<u32>(pool + <usize>s)) nbytes += load<u32>(pool + <usize>s + 4);
+    const len = load<u32>(st + S_LEN);
+    const need = <u64>2 + <u64>len * 3 + 12 + <u64>nbytes;
+    if (<u64>outLen + need > <u64>outCap) {
+      if (outLen > 0) return i;
+      growOut(<u32>need);
+    }
+    if (records % SAMPLE_EVERY == 0) {
+      store<u32>(samples + <usize>samplesN * 8, load<u32>(order + <usize>i * 4));
+      store<u32>(samples + <usize>samplesN * 8, outLen, 4);
+      samplesN++;
+    }
+    records++;
+    const rec = out + <usize>outLen;
+    const termBytes = utf8(tpool + <usize>load<u32>(st + S_POOL) * 2, len, rec + 2);
+    store<u16>(rec, <u16>termBytes);
+    const head12 = rec + 2 + termBytes;
+    store<u32>(head12, load<u32>(st + S_DF));
+    store<u32>(head12, load<u32>(st + S_LAST), 4);
+    store<u32>(head12, nbytes, 8);
+    let p = head12 + 12;
+    for (let s = head; s != 0; s = load<u32>(pool + <usize>s)) {
+      const used = load<u32>(pool + <usize>s + 4);
+      memory.copy(p, pool + <usize>s + 8, used);
+      p += used;
+    }
+    outLen += <u32>(p - rec);
+    clearState(st);
+  }
+  return to;
+}
+
+/** Writes code units [at, at + len) as UTF-8 at `dst` (a lone surrogate as U+FFFD, as TextEncoder does); returns the bytes. */
+function utf8(at: usize, len: u32, dst: usize): u32 {
+  let n: usize = 0;
+  for (let i: u32 = 0; i < len; i++) {
+    let c = <u32>load<u16>(at + <usize>i * 2);
+    if (c < 0x80) {
+      store<u8>(dst + n++, <u8>c);
+      continue;
+    }
+    if (c < 0x800) {
+      store<u8>(dst + n++, <u8>(0xc0 | (c >> 6)));
+      store<u8>(dst + n++, <u8>(0x80 | (c & 0x3f)));
+      continue;
+    }
+    if (c >= 0xd800 && c <= 0xdfff) {
+      const lo = i + 1 < len ? <u32>load<u16>(at + <usize>(i + 1) * 2) : 0;
+      if (c <= 0xdbff && lo >= 0xdc00 && lo <= 0xdfff) {
+        const cp = 0x10000 + ((c - 0xd800) << 10) + (lo - 0xdc00);
+        store<u8>(dst + n++, <u8>(0xf0 | (cp >> 18)));
+        store<u8>(dst + n++, <u8>(0x80 | ((cp >> 12) & 0x3f)));
+        store<u8>(dst + n++, <u8>(0x80 | ((cp >> 6) & 0x3f)));
+        store<u8>(dst + n++, <u8>(0x80 | (cp & 0x3f)));
+        i++;
+        continue;
+      }
+      c = 0xfffd;
+    }
+    store<u8>(dst + n++, <u8>(0xe0 | (c >> 12)));
+    store<u8>(dst + n++, <u8>(0x80 | ((c >> 6) & 0x3f)));
+    store<u8>(dst + n++, <u8>(0x80 | (c & 0x3f)));
+  }
+  return <u32>n;
+}
+
+function growOut(min: u32): void {
+  checkBytes(min, 1);
+  heap.free(out);
+  outCap = grownCap(outCap, min);
+  out = heap.alloc(<usize>outCap);
 }
 
 /** Empties the table once it holds `tableEntries` entries; returns 1 if it did (entry numbers restart at 0). */
@@ -169,7 +331,7 @@ export function clearIfFull(): u32 {
     memory.fill(slots, 0, (<usize>mask + 1) * SLOT);
   }
   entries = 0;
-  poolUsed = 0;
+  kpoolUsed = 0;
   return 1;
 }
 
@@ -180,6 +342,7 @@ export function resetIds(): void {
     if (load<u32>(b + F_LEN) != 0 && load<i32>(b + F_ID) >= 0) store<i32>(b + F_ID, UNASSIGNED);
   }
   memory.fill(tslots, 0, (<usize>tmask + 1) * TSLOT);
+  memory.fill(tstate, 0, <usize>tcount * STATE);
   tcount = 0;
   tpoolUsed = 0;
 }
@@ -224,6 +387,10 @@ export function termOf(len: u32): u32 {
       continue;
     }
     if (tpoolUsed + len > tpoolCap) growTermPool(len);
+    if (tcount >= tstateCap) growStates();
+    const st = tstate + <usize>tcount * STATE;
+    store<u32>(st + S_POOL, tpoolUsed);
+    store<u32>(st + S_LEN, len);
     const b = tslots + <usize>s * TSLOT;
     store<u32>(b + T_HASH, h);
     store<u32>(b + T_LEN, len);
@@ -277,17 +444,59 @@ export function count(from: u32, to: u32, first: u32): u32 {
     for (let t: u32 = 0; t < touchedN; t++) {
       const id = load<u32>(touched + <usize>t * 4);
       const c = scratch + <usize>id * 4;
-      const at = <usize>pN * 4;
-      pN++;
-      store<u32>(pTerm + at, id);
-      store<u32>(pDoc + at, num);
-      store<u32>(pTf + at, load<u32>(c));
+      append(tstate + <usize>id * STATE, num, load<u32>(c));
       store<u32>(c, 0);
     }
+    pN += touchedN;
     touchedN = 0;
     store<u32>(rec, tokens, 8);
   }
   return to;
+}
+
+/** Appends posting (num, tf) to the term whose state is at `st`. */
+// @ts-ignore: decorator
+@inline
+function append(st: usize, num: u32, tf: u32): void {
+  let tail = load<u32>(st + S_TAIL);
+  if (tail + MAX_POSTING_BYTES > load<u32>(st + S_END)) tail = nextSlice(st);
+  let p = pool + <usize>tail;
+  let v = (num - load<u32>(st + S_LAST)) * 2 + (tf == 1 ? 1 : 0);
+  while (v >= 0x80) {
+    store<u8>(p++, <u8>(v | 0x80));
+    v >>= 7;
+  }
+  store<u8>(p++, <u8>v);
+  if (tf != 1) {
+    v = tf;
+    while (v >= 0x80) {
+      store<u8>(p++, <u8>(v | 0x80));
+      v >>= 7;
+    }
+    store<u8>(p++, <u8>v);
+  }
+  store<u32>(st + S_TAIL, <u32>(p - pool));
+  store<u32>(st + S_LAST, num);
+  store<u32>(st + S_DF, load<u32>(st + S_DF) + 1);
+}
+
+/** Starts the term's next slice (its first, when it has none), twice the size of the last; returns where its data starts. */
+function nextSlice(st: usize): u32 {
+  const cur = load<u32>(st + S_CUR);
+  const head = load<u32>(st + S_HEAD);
+  const size = head == 0 ? FIRST_SLICE : min(MAX_SLICE, (load<u32>(st + S_END) - cur - 8) * 2);
+  if (<u64>poolUsed + 8 + <u64>size > <u64>poolCap) growPool(8 + size);
+  const s = poolUsed;
+  poolUsed += 8 + size;
+  store<u32>(pool + <usize>s, 0);
+  if (head == 0) store<u32>(st + S_HEAD, s);
+  else {
+    store<u32>(pool + <usize>cur, s);
+    store<u32>(pool + <usize>cur + 4, load<u32>(st + S_TAIL) - cur - 8);
+  }
+  store<u32>(st + S_CUR, s);
+  store<u32>(st + S_END, s + 8 + size);
+  return s + 8;
 }
 
 /**
@@ -315,7 +524,7 @@ function lookup(base: usize, start: u32, len: u32, h: u32, doc: u32): usize {
       if (l == 0) break;
       if (l == len && load<u32>(b + F_HASH) == h && load<u64>(b + F_KEY) == k0 && load<u32>(b + F_KEY + 8) == k1) {
         if (len <= INLINE) return b;
-        if (memory.compare(pool + <usize>load<u32>(b + F_POOL) * 2, key + INLINE * 2, <usize>(len - INLINE) * 2) == 0) {
+        if (memory.compare(kpool + <usize>load<u32>(b + F_POOL) * 2, key + INLINE * 2, <usize>(len - INLINE) * 2) == 0) {
           return b;
         }
       }
@@ -333,10 +542,10 @@ function lookup(base: usize, start: u32, len: u32, h: u32, doc: u32): usize {
     store<u32>(b + F_KEY + 8, k1);
     if (len > INLINE) {
       const rest = len - INLINE;
-      if (poolUsed + rest > poolCap) growPool(rest);
-      memory.copy(pool + <usize>poolUsed * 2, key + INLINE * 2, <usize>rest * 2);
-      store<u32>(b + F_POOL, poolUsed);
-      poolUsed += rest;
+      if (kpoolUsed + rest > kpoolCap) growKeyPool(rest);
+      memory.copy(kpool + <usize>kpoolUsed * 2, key + INLINE * 2, <usize>rest * 2);
+      store<u32>(b + F_POOL, kpoolUsed);
+      kpoolUsed += rest;
     }
     const id = resolve(entries, doc, start, len);
     entries++;
@@ -409,13 +618,31 @@ function growTermPool(min: u32): void {
   tpoolCap = cap;
 }
 
+function growKeyPool(min: u32): void {
+  const cap = grownCap(kpoolCap, kpoolUsed + min);
+  const next = heap.alloc(<usize>cap * 2);
+  memory.copy(next, kpool, <usize>kpoolUsed * 2);
+  heap.free(kpool);
+  kpool = next;
+  kpoolCap = cap;
+}
+
+/** Grows the slice pool (slices are addressed by offset, so it may move). */
 function growPool(min: u32): void {
   const cap = grownCap(poolCap, poolUsed + min);
-  const next = heap.alloc(<usize>cap * 2);
-  memory.copy(next, pool, <usize>poolUsed * 2);
-  heap.free(pool);
-  pool = next;
+  checkBytes(cap, 1);
+  pool = heap.realloc(pool, <usize>cap);
   poolCap = cap;
+}
+
+function growStates(): void {
+  const cap = grownCap(tstateCap, tcount + 1);
+  checkBytes(cap, <u32>STATE);
+  const next = zeroed(<usize>cap * STATE);
+  memory.copy(next, tstate, <usize>tcount * STATE);
+  heap.free(tstate);
+  tstate = next;
+  tstateCap = cap;
 }
 
 function growScratch(id: u32): void {
@@ -431,12 +658,9 @@ function growScratch(id: u32): void {
   scratchCap = cap;
 }
 
-/** A chunk with more words than the postings budget: the arrays grow to hold it alone. */
+/** A chunk with more words than the postings budget: the budget grows to hold it alone. */
 function growPostings(words: u32): void {
-  checkBytes(words, 12);
-  pTerm = heap.realloc(pTerm, <usize>words * 4);
-  pDoc = heap.realloc(pDoc, <usize>words * 4);
-  pTf = heap.realloc(pTf, <usize>words * 4);
+  checkBytes(words, MAX_POSTING_BYTES);
   pCap = words;
 }
 

@@ -5,9 +5,8 @@ import type { TermEntry } from '../../store/chunk-store.js';
 import type { Analyzer } from '../../text/analyzer.js';
 import { forEachFileChunk } from '../../util/hash-file.js';
 import type { FromWorker, MergedPart, ToWorker, WorkerInit } from './bm25-worker.js';
-import { Inverter, encodeList } from './inverter.js';
+import { Inverter } from './inverter.js';
 import { mergeRuns, splitTerms } from './merge.js';
-import { ByteSink } from './postings-codec.js';
 import { FileWriter, type RunFile } from './run-files.js';
 import { encodeLength } from './scoring.js';
 import { builtFileUrl } from '../../util/built-file.js';
@@ -146,12 +145,11 @@ export class Bm25Builder {
         postings = this.inline.postings;
         writeFileSync(normsPath, this.norms.subarray(0, this.nextNum));
         whileMerging?.();
-        if (this.inline.runs.length === 0) writeTerms(counted(writeFromMemory(this.inline, out)));
-        else {
-          this.inline.spill();
-          runs = this.inline.runs;
-          writeTerms(counted(mergeRuns(runs, out)));
-        }
+        // the postings still held go out as a last run (a build that never spilled has just this one,
+        // whose records the merge copies as they are)
+        this.inline.spill();
+        runs = this.inline.runs;
+        writeTerms(counted(mergeRuns(runs, out)));
       } else {
         if (this.batch.length > 0) await this.dispatch();
         const done = await Promise.all(this.workers.map((h) => this.finishWorker(h)));
@@ -297,16 +295,6 @@ function* partEntries(part: MergedPart, base: number): Generator<TermEntry> {
       offset: base + (part.offsets[i] as number),
       nbytes: part.nbytes[i] as number,
     };
-  }
-}
-
-function* writeFromMemory(inverter: Inverter, out: FileWriter): Generator<TermEntry> {
-  const sink = new ByteSink();
-  for (const list of inverter.lists()) {
-    encodeList(list.docs, list.tfs, sink);
-    const offset = out.offset;
-    out.write(sink.view());
-    yield { term: list.term, df: list.docs.length, offset, nbytes: sink.length };
   }
 }
 

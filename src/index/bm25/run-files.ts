@@ -1,5 +1,5 @@
 import { closeSync, openSync, readSync, writeSync } from 'node:fs';
-import { ByteSink, encodePosting } from './postings-codec.js';
+import { ByteSink } from './postings-codec.js';
 
 /**
  * Sequential binary files for the BM25 build: a buffered writer, and the
@@ -50,7 +50,8 @@ export class FileWriter {
   }
 }
 
-function writeAll(fd: number, bytes: Uint8Array): number {
+/** Writes all of `bytes` at the file's position; returns their number. */
+export function writeAll(fd: number, bytes: Uint8Array): number {
   let off = 0;
   while (off < bytes.length) off += writeSync(fd, bytes, off, bytes.length - off);
   return bytes.length;
@@ -70,62 +71,6 @@ export interface RunRecord {
   df: number;
   lastDoc: number;
   postings: Uint8Array;
-}
-
-const utf8 = new TextEncoder();
-
-/**
- * Appends the run record of `term` with the postings docs[from, to) and
- * tfs[from, to) (docs ascending), encoded in place in `out`'s buffer: a spill
- * writes hundreds of thousands of records, and building each in buffers of
- * its own (term bytes, postings, the record) and copying them was most of a
- * spill's time.
- */
-export function writeRunRecord(
-  out: FileWriter,
-  term: string,
-  docs: Uint32Array,
-  tfs: Uint32Array,
-  from: number,
-  to: number,
-): void {
-  // at most 3 UTF-8 bytes per UTF-16 unit, 5 + 5 bytes per posting
-  const sink = out.reserve(2 + 3 * term.length + 12 + 10 * (to - from));
-  const start = sink.length;
-  const p = start + 2;
-  let termBytes = term.length;
-  for (let i = 0; i < term.length; i++) {
-    const c = term.charCodeAt(i);
-    if (c >= 0x80) {
-      termBytes = utf8.encodeInto(term, sink.buf.subarray(p)).written;
-      break;
-    }
-    sink.buf[p + i] = c;
-  }
-  putU16(sink.buf, start, termBytes);
-  const head = p + termBytes;
-  sink.length = head + 12;
-  let prev = 0;
-  for (let i = from; i < to; i++) {
-    const doc = docs[i] as number;
-    encodePosting(sink, doc - prev, tfs[i] as number);
-    prev = doc;
-  }
-  putU32(sink.buf, head, to - from);
-  putU32(sink.buf, head + 4, prev);
-  putU32(sink.buf, head + 8, sink.length - head - 12);
-}
-
-function putU16(buf: Uint8Array, at: number, v: number): void {
-  buf[at] = v & 0xff;
-  buf[at + 1] = v >>> 8;
-}
-
-function putU32(buf: Uint8Array, at: number, v: number): void {
-  buf[at] = v & 0xff;
-  buf[at + 1] = (v >>> 8) & 0xff;
-  buf[at + 2] = (v >>> 16) & 0xff;
-  buf[at + 3] = v >>> 24;
 }
 
 /** Reads run records back in file order with a large read buffer, from `fromOffset` (a record's start). */

@@ -15,17 +15,20 @@ const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
 /** The exports of dist/wasm/term-counter.wasm (source: src/wasm/term-counter.ts). */
 interface CounterExports {
   memory: { readonly buffer: ArrayBuffer };
-  init(maxPostings: number, tableEntries: number): void;
+  init(maxPostings: number, tableEntries: number, outBytes: number): void;
   reserve(units: number, words: number, chunks: number): void;
   growSpans(words: number): void;
   spansCapacity(): number;
   textPtr(): number;
   spansPtr(): number;
   docsPtr(): number;
-  termsPtr(): number;
-  docNumsPtr(): number;
-  tfsPtr(): number;
   postings(): number;
+  beginRun(terms: number): number;
+  writeRecords(from: number, to: number): number;
+  outPtr(): number;
+  outLength(): number;
+  samplesPtr(): number;
+  samplesLength(): number;
   clearPostings(): void;
   clearIfFull(): number;
   resetIds(): void;
@@ -34,19 +37,16 @@ interface CounterExports {
   count(from: number, to: number, first: number): number;
 }
 
-/** The postings a counter holds: posting i is (terms[i], docs[i], tfs[i]), in chunk order. */
-export interface HeldPostings {
-  terms: Uint32Array;
-  docs: Uint32Array;
-  tfs: Uint32Array;
-}
-
 /**
- * Postings one counter holds at most: 12 bytes each, inside the 4 GB a WebAssembly module can
- * address, with room left for its word table and a batch's text. A larger budget is clamped (the
- * inverter spills more often; its output does not change).
+ * Postings one counter holds at most: at most 10 bytes each (with their slices' headers, 2–3 on
+ * real text), inside the 4 GB a WebAssembly module can address, with room left for its tables and
+ * a batch's text. A larger budget is clamped (the inverter spills more often; its output does not
+ * change).
  */
 export const MAX_COUNTER_POSTINGS = 160_000_000;
+
+/** Bytes of run records `writeRun` hands over at a time (a record larger than this gets a buffer of its own size). */
+export const DEFAULT_RUN_BUFFER_BYTES = 1 << 22;
 
 /** Code units of text one batch may carry into the module (2 GB as UTF-16). */
 const MAX_BATCH_UNITS = 2 ** 30;
@@ -76,7 +76,8 @@ function counterModule(): WasmModule {
  * src/wasm/term-counter.ts): the analyzer's scanner finds the words of a batch
  * of chunks here, in TypeScript, and the module maps each word's code units to
  * a term id through its own hash table, counts terms per chunk and appends
- * (term, chunk, tf) postings to arrays in its memory. A word form seen for the
+ * each posting to its term's postings, encoded as a run record holds them, in
+ * its memory; `writeRun` writes them out as run records. A word form seen for the
  * first time is normalised by the analyzer (`Analyzer.normalize`, the query
  * path's function), so index and query analysis stay one implementation, and
  * its term numbered by the module's term table (`terms[id]` is the term).
@@ -101,6 +102,7 @@ export class TermCounter {
     private readonly analyzer: Analyzer,
     maxPostings: number,
     tableEntries: number,
+    runBufferBytes = DEFAULT_RUN_BUFFER_BYTES,
   ) {
     const instance = new wasm.Instance(counterModule(), {
       env: {
@@ -112,7 +114,7 @@ export class TermCounter {
       },
     });
     this.ex = instance.exports as unknown as CounterExports;
-    guarded(() => this.ex.init(Math.min(maxPostings, MAX_COUNTER_POSTINGS), tableEntries));
+    guarded(() => this.ex.init(Math.min(maxPostings, MAX_COUNTER_POSTINGS), tableEntries, runBufferBytes));
   }
 
   /** Postings held since the last `clearPostings`. */
@@ -159,12 +161,35 @@ export class TermCounter {
     for (let i = 0; i < n; i++) tokens[i] = this.u32[out + 3 * i + 2] as number;
   }
 
-  /** The postings held, as views of the module's memory: valid until the next call into the counter. */
-  postings(): HeldPostings {
+  /**
+   * Writes the postings held as run records (see run-files.ts), one per term
+   * with postings, in the order of `order` (every term id), handing the bytes
+   * to `write` a few MB at a time (a view of the module's memory, valid during
+   * the call). Returns the run's size and every SAMPLE_EVERY-th record's term
+   * id and offset. Call `clearPostings` after.
+   */
+  writeRun(order: Int32Array, write: (bytes: Uint8Array) => void): { bytes: number; samples: Array<[number, number]> } {
+    const total = order.length;
+    const at = guarded(() => this.ex.beginRun(total)) >> 2;
     this.refresh();
-    const n = this.ex.postings();
-    const view = (ptr: number): Uint32Array => this.u32.subarray(ptr >> 2, (ptr >> 2) + n);
-    return { terms: view(this.ex.termsPtr()), docs: view(this.ex.docNumsPtr()), tfs: view(this.ex.tfsPtr()) };
+    this.i32.set(order, at);
+    const samples: Array<[number, number]> = [];
+    let bytes = 0;
+    let i = 0;
+    while (i < total) {
+      const from = i;
+      i = guarded(() => this.ex.writeRecords(from, total));
+      this.refresh();
+      const sp = this.ex.samplesPtr() >> 2;
+      const n = this.ex.samplesLength();
+      for (let k = 0; k < n; k++)
+        samples.push([this.u32[sp + 2 * k] as number, bytes + (this.u32[sp + 2 * k + 1] as number)]);
+      const len = this.ex.outLength();
+      const ptr = this.ex.outPtr();
+      if (len > 0) write(this.u8.subarray(ptr, ptr + len));
+      bytes += len;
+    }
+    return { bytes, samples };
   }
 
   clearPostings(): void {

@@ -6,7 +6,14 @@ import { Inverter } from '../../../src/index/bm25/inverter.js';
 import { guarded } from '../../../src/index/bm25/term-counter.js';
 import { mergeRuns } from '../../../src/index/bm25/merge.js';
 import { decodePostings } from '../../../src/index/bm25/postings-codec.js';
-import { FileWriter } from '../../../src/index/bm25/run-files.js';
+import {
+  FileWriter,
+  RunReader,
+  SAMPLE_EVERY,
+  type RunFile,
+  type RunRecord,
+} from '../../../src/index/bm25/run-files.js';
+import type { Analyzer } from '../../../src/text/analyzer.js';
 import { createEnglishAnalyzer } from '../../../src/text/analyzer.js';
 import { makeTempDir } from '../../helpers/paths.js';
 
@@ -40,12 +47,20 @@ function sorted(lists: Lists): Array<[string, Array<[number, number]>]> {
 /** Inverts `texts` in batches of `batch` and returns what the runs hold, merged, and each chunk's length. */
 function invert(
   texts: readonly string[],
-  opts: { batch: number; maxPostings: number; vocabularyCap: number; tableEntries: number },
+  opts: { batch: number; maxPostings: number; vocabularyCap: number; tableEntries: number; runBufferBytes?: number },
   name: string,
 ): { lists: Lists; lengths: number[]; runs: number; postings: number } {
   const dir = join(tmp.dir, name);
   mkdirSync(dir, { recursive: true });
-  const inverter = new Inverter(analyzer, opts.maxPostings, dir, 'r', opts.vocabularyCap, opts.tableEntries);
+  const inverter = new Inverter(
+    analyzer,
+    opts.maxPostings,
+    dir,
+    'r',
+    opts.vocabularyCap,
+    opts.tableEntries,
+    opts.runBufferBytes,
+  );
   const lengths: number[] = [];
   const counts = new Uint32Array(opts.batch);
   for (let s = 0; s < texts.length; s += opts.batch) {
@@ -54,6 +69,11 @@ function invert(
     lengths.push(...counts.subarray(0, batch.length));
   }
   inverter.spill();
+  return { ...merged(inverter, dir), lengths, runs: inverter.runs.length, postings: inverter.postings };
+}
+
+/** The runs of `inverter` merged and decoded: term → (chunk, tf). */
+function merged(inverter: Inverter, dir: string): { lists: Lists } {
   const out = new FileWriter(join(dir, 'merged'));
   const entries = [...mergeRuns(inverter.runs, out)];
   out.close();
@@ -66,7 +86,22 @@ function invert(
       Array.from(docs, (d, i) => [d, tfs[i] as number]),
     );
   }
-  return { lists, lengths, runs: inverter.runs.length, postings: inverter.postings };
+  return { lists };
+}
+
+/** Every record of a run file in order, with its byte offset. */
+function records(path: string): Array<RunRecord & { offset: number }> {
+  const bytes = readFileSync(path);
+  const reader = new RunReader(path);
+  const out: Array<RunRecord & { offset: number }> = [];
+  let offset = 0;
+  for (let r = reader.next(); r !== null; r = reader.next()) {
+    out.push({ ...r, postings: Uint8Array.from(r.postings), offset });
+    offset += 2 + bytes.readUInt16LE(offset) + 12 + r.postings.length;
+  }
+  reader.close();
+  expect(offset).toBe(bytes.length);
+  return out;
 }
 
 // words of every scanner class: letters, digits, joiners, accents, Han, astral letters, lone surrogates, stopwords
@@ -104,6 +139,8 @@ describe('BM25 term counter (WebAssembly)', () => {
           maxPostings: fc.integer({ min: 1, max: 200 }),
           vocabularyCap: fc.integer({ min: 1, max: 100 }),
           tableEntries: fc.integer({ min: 1, max: 64 }),
+          // run records handed over a few bytes at a time, and records larger than the buffer
+          runBufferBytes: fc.integer({ min: 16, max: 512 }),
         }),
         (texts, opts) => {
           const want = naive(texts);
@@ -114,6 +151,103 @@ describe('BM25 term counter (WebAssembly)', () => {
         },
       ),
       { numRuns: 150 },
+    );
+  });
+
+  it('encodes large term frequencies, large gaps between chunks and lists of many slices', () => {
+    const dir = join(tmp.dir, 'wide');
+    mkdirSync(dir, { recursive: true });
+    const inverter = new Inverter(analyzer, 1 << 20, dir, 'r', 1 << 20, 1 << 20, 64);
+    const want: Lists = new Map();
+    const put = (term: string, num: number, tf: number): void => {
+      const list = want.get(term) ?? [];
+      list.push([num, tf]);
+      want.set(term, list);
+    };
+    // tf of 300 (two varint bytes) and 70,000 (three), gaps up to 2^28 (five bytes once doubled)
+    const nums = [0, 1, 127, 128, 16_383, 16_384, 2 ** 21, 2 ** 28, 2 ** 28 + 1, 2 ** 30];
+    for (const num of nums) {
+      inverter.add(num, `${'loud '.repeat(300)}${'quiet '.repeat(70_000)}once`);
+      put('loud', num, 300);
+      put('quiet', num, 70_000);
+      put('onc', num, 1);
+    }
+    // one term in 20,000 chunks: its list runs through every slice size to the largest, many times
+    let num = 2 ** 30 + 1;
+    for (let i = 0; i < 20_000; i++) {
+      num += 1 + (i % 700);
+      inverter.add(num, i % 3 === 0 ? 'often often' : 'often');
+      put('often', num, i % 3 === 0 ? 2 : 1);
+    }
+    inverter.spill();
+    expect(inverter.runs).toHaveLength(1);
+    expect(sorted(merged(inverter, dir).lists)).toEqual(sorted(want));
+    const recs = records((inverter.runs[0] as RunFile).path);
+    expect(recs.map((r) => [r.term, r.df, r.lastDoc])).toEqual([
+      ['loud', nums.length, 2 ** 30],
+      ['often', 20_000, num],
+      ['onc', nums.length, 2 ** 30],
+      ['quiet', nums.length, 2 ** 30],
+    ]);
+  });
+
+  it("samples every SAMPLE_EVERY-th record of a run, at that record's offset", () => {
+    const dir = join(tmp.dir, 'samples');
+    mkdirSync(dir, { recursive: true });
+    // a 100-byte buffer: the run is handed over in thousands of pieces, samples fall inside them
+    const inverter = new Inverter(analyzer, 1 << 20, dir, 'r', 1 << 20, 1 << 20, 100);
+    for (let i = 0; i < 400; i++) {
+      inverter.add(i, Array.from({ length: 10 }, (_, j) => `t${(i * 10 + j).toString(36)}x`).join(' '));
+    }
+    inverter.spill();
+    // a second run over fewer terms: the vocabulary is kept, the sample count restarts
+    for (let i = 400; i < 450; i++) inverter.add(i, `t${i.toString(36)}x t${(i * 7).toString(36)}x`);
+    inverter.spill();
+    expect(inverter.runs).toHaveLength(2);
+    for (const run of inverter.runs) {
+      const recs = records(run.path);
+      const want = recs.filter((_, i) => i % SAMPLE_EVERY === 0).map((r) => [r.term, r.offset]);
+      expect(run.samples).toEqual(want);
+      expect(run.bytes).toBe(readFileSync(run.path).length);
+    }
+    expect(inverter.runs[0]?.samples).toHaveLength(4); // 4,000 records
+  });
+
+  it("writes an analyzer's terms of any characters as UTF-8, a lone surrogate as U+FFFD", () => {
+    // an analyzer of our own: each space-separated word is a number naming its term
+    const terms = ['a', 'é', '東京', '𝐀𝐁', 'x\ud800', '\udc00y', 'é\ud83d', 'z'.repeat(255), '東'.repeat(255)];
+    const fnv = (text: string, start: number, end: number): number => {
+      let h = 0x811c9dc5;
+      for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+      return h;
+    };
+    const own: Analyzer = {
+      id: 'test-numbers/1',
+      analyze: (text) => text.split(' ').map((w) => terms[Number(w)] as string),
+      scanWords(text, emit) {
+        let start = 0;
+        for (let i = 0; i <= text.length; i++) {
+          if (i === text.length || text[i] === ' ') {
+            if (i > start) emit(start, i, fnv(text, start, i));
+            start = i + 1;
+          }
+        }
+      },
+      normalize: (raw) => terms[Number(raw)] ?? null,
+    };
+    const dir = join(tmp.dir, 'utf8');
+    mkdirSync(dir, { recursive: true });
+    const inverter = new Inverter(own, 1_000, dir, 'r', 1_000, 1_000, 32);
+    inverter.add(0, terms.map((_, i) => i).join(' '));
+    inverter.add(3, '4 4 8');
+    inverter.spill();
+    const recs = records((inverter.runs[0] as RunFile).path);
+    const utf8 = (t: string): string => Buffer.from(t, 'utf8').toString('utf8');
+    // records in the inverter's term order (UTF-16), each term as Buffer encodes it
+    const order = [...terms].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    expect(recs.map((r) => r.term)).toEqual(order.map(utf8));
+    expect(recs.map((r) => [r.df, r.lastDoc])).toEqual(
+      order.map((t) => (t === 'x\ud800' || t === '東'.repeat(255) ? [2, 3] : [1, 0])),
     );
   });
 
