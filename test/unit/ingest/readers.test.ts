@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -30,6 +31,42 @@ describe('line reader', () => {
     const lines: string[] = [];
     for await (const { line } of readLines(p)) lines.push(line);
     expect(lines).toEqual(['a', long, 'b', '', 'c']);
+  });
+
+  it('gives the lines, hash and progress of the whole file through one reused buffer, as the gzip path does', async () => {
+    // 3.5 MB of lines of every length (a few longer than the buffer), multibyte characters
+    // that reads cut in two, CR LF pairs cut between reads, empty lines; no final newline
+    let seed = 17;
+    const rand = (n: number) => (seed = (seed * 48271) % 2147483647) % n;
+    const parts: string[] = [];
+    let size = 0;
+    while (size < 3_500_000) {
+      const len = rand(10) === 0 ? rand(1_500_000) : rand(300);
+      const line = Array.from({ length: Math.min(len, 50) }, () => ['a', 'é', '東', '😀', ' '][rand(5)]).join('');
+      const text = line.repeat(Math.max(1, Math.floor(len / Math.max(1, line.length))));
+      parts.push(text);
+      size += Buffer.byteLength(text) + 2;
+    }
+    const content = parts.map((l, i) => (i % 3 === 0 ? `${l}\r\n` : `${l}\n`)).join('') + 'last';
+    const want = content.split('\n').map((l) => l.replace(/\r$/, ''));
+    const plain = file('mixed.txt', content);
+    const gz = file('mixed.txt.gz', gzipSync(content));
+    for (const p of [plain, gz]) {
+      const hash = createHash('sha256');
+      let progress = 0;
+      const lines: string[] = [];
+      const numbers: number[] = [];
+      for await (const { line, lineNo } of readLines(p, { hash, onProgress: (e) => (progress = e.bytesRead) })) {
+        lines.push(line);
+        numbers.push(lineNo);
+      }
+      expect(lines.length).toBe(want.length);
+      expect(lines).toEqual(want);
+      expect(numbers).toEqual(want.map((_, i) => i + 1));
+      const bytes = readFileSync(p);
+      expect(hash.digest('hex')).toBe(createHash('sha256').update(bytes).digest('hex'));
+      expect(progress).toBe(bytes.length);
+    }
   });
 
   it('reads gzip files transparently', async () => {
