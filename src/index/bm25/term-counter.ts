@@ -45,6 +45,9 @@ interface CounterExports {
  */
 export const MAX_COUNTER_POSTINGS = 160_000_000;
 
+/** The longest term a run record holds: its UTF-8 length is a u16, and a UTF-16 unit takes up to 3 bytes. */
+export const MAX_TERM_UNITS = Math.floor(0xffff / 3);
+
 /** Bytes of run records `writeRun` hands over at a time (a record larger than this gets a buffer of its own size). */
 export const DEFAULT_RUN_BUFFER_BYTES = 1 << 22;
 
@@ -229,7 +232,15 @@ export class TermCounter {
     } else {
       term = this.entryTerms[entry] as string | null;
     }
-    return term === null ? -1 : this.termId(term);
+    if (term === null) return -1;
+    if (term.length > MAX_TERM_UNITS) {
+      throw new RetrieverError(
+        'INTERNAL',
+        `analyzer ${this.analyzer.id} normalised a word to a term of ${term.length} UTF-16 units; ` +
+          `a run record holds at most ${MAX_TERM_UNITS} (its length is 16-bit, in UTF-8 bytes): the analyzer must cap its terms`,
+      );
+    }
+    return this.termId(term);
   }
 
   /** The term's id from the module's term table; a term it had not seen is added to `terms`. */

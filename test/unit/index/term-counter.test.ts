@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Inverter } from '../../../src/index/bm25/inverter.js';
-import { guarded } from '../../../src/index/bm25/term-counter.js';
+import { MAX_TERM_UNITS, guarded } from '../../../src/index/bm25/term-counter.js';
 import { mergeRuns } from '../../../src/index/bm25/merge.js';
 import { decodePostings } from '../../../src/index/bm25/postings-codec.js';
 import {
@@ -102,6 +102,29 @@ function records(path: string): Array<RunRecord & { offset: number }> {
   reader.close();
   expect(offset).toBe(bytes.length);
   return out;
+}
+
+/** An analyzer of the test's own: each space-separated word is a number, the index of its term in `terms`. */
+function numberedAnalyzer(terms: readonly string[]): Analyzer {
+  const fnv = (text: string, start: number, end: number): number => {
+    let h = 0x811c9dc5;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+    return h;
+  };
+  return {
+    id: 'test-numbers/1',
+    analyze: (text) => text.split(' ').map((w) => terms[Number(w)] as string),
+    scanWords(text, emit) {
+      let start = 0;
+      for (let i = 0; i <= text.length; i++) {
+        if (i === text.length || text[i] === ' ') {
+          if (i > start) emit(start, i, fnv(text, start, i));
+          start = i + 1;
+        }
+      }
+    },
+    normalize: (raw) => terms[Number(raw)] ?? null,
+  };
 }
 
 // words of every scanner class: letters, digits, joiners, accents, Han, astral letters, lone surrogates, stopwords
@@ -216,25 +239,7 @@ describe('BM25 term counter (WebAssembly)', () => {
   it("writes an analyzer's terms of any characters as UTF-8, a lone surrogate as U+FFFD", () => {
     // an analyzer of our own: each space-separated word is a number naming its term
     const terms = ['a', 'é', '東京', '𝐀𝐁', 'x\ud800', '\udc00y', 'é\ud83d', 'z'.repeat(255), '東'.repeat(255)];
-    const fnv = (text: string, start: number, end: number): number => {
-      let h = 0x811c9dc5;
-      for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
-      return h;
-    };
-    const own: Analyzer = {
-      id: 'test-numbers/1',
-      analyze: (text) => text.split(' ').map((w) => terms[Number(w)] as string),
-      scanWords(text, emit) {
-        let start = 0;
-        for (let i = 0; i <= text.length; i++) {
-          if (i === text.length || text[i] === ' ') {
-            if (i > start) emit(start, i, fnv(text, start, i));
-            start = i + 1;
-          }
-        }
-      },
-      normalize: (raw) => terms[Number(raw)] ?? null,
-    };
+    const own = numberedAnalyzer(terms);
     const dir = join(tmp.dir, 'utf8');
     mkdirSync(dir, { recursive: true });
     const inverter = new Inverter(own, 1_000, dir, 'r', 1_000, 1_000, 32);
@@ -249,6 +254,22 @@ describe('BM25 term counter (WebAssembly)', () => {
     expect(recs.map((r) => [r.df, r.lastDoc])).toEqual(
       order.map((t) => (t === 'x\ud800' || t === '東'.repeat(255) ? [2, 3] : [1, 0])),
     );
+  });
+
+  it('writes a term of the longest UTF-8 length a record holds and refuses a longer one, naming the analyzer', () => {
+    const longest = '東'.repeat(MAX_TERM_UNITS); // 65,535 UTF-8 bytes
+    const own = numberedAnalyzer([longest, 'x'.repeat(MAX_TERM_UNITS + 1), 'a']);
+    const dir = join(tmp.dir, 'longest');
+    mkdirSync(dir, { recursive: true });
+    const inverter = new Inverter(own, 1_000, dir, 'r', 1_000, 1_000, 64);
+    inverter.add(0, '0 2 0');
+    inverter.spill();
+    const recs = records((inverter.runs[0] as RunFile).path);
+    expect(recs.map((r) => [r.term, r.df])).toEqual([
+      ['a', 1],
+      [longest, 1],
+    ]);
+    expect(() => inverter.add(1, '2 1')).toThrow(/test-numbers\/1 normalised a word to a term of 21846 UTF-16 units/);
   });
 
   it('keeps apart word forms whose hashes collide and whose first six characters match', () => {
