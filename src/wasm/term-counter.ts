@@ -576,15 +576,9 @@ function allocSlots(n: u32): void {
 /** Doubles the table, rehashing every entry (ids and entry numbers move with their slots). */
 function grow(): void {
   const old = slots;
-  const oldEnd = old + (<usize>mask + 1) * SLOT;
-  allocSlots((mask + 1) * 2);
-  for (let ob = old; ob < oldEnd; ob += SLOT) {
-    if (load<u32>(ob + F_LEN) == 0) continue;
-    let s = load<u32>(ob + F_HASH) & mask;
-    while (load<u32>(slots + <usize>s * SLOT + F_LEN) != 0) s = (s + 1) & mask;
-    memory.copy(slots + <usize>s * SLOT, ob, SLOT);
-  }
-  heap.free(old);
+  const n = mask + 1;
+  allocSlots(n * 2);
+  rehash(old, n, slots, mask, SLOT, F_LEN, F_HASH);
 }
 
 function allocTermSlots(n: u32): void {
@@ -597,33 +591,36 @@ function allocTermSlots(n: u32): void {
 /** Doubles the term table, rehashing every term. */
 function growTerms(): void {
   const old = tslots;
-  const oldEnd = old + (<usize>tmask + 1) * TSLOT;
-  allocTermSlots((tmask + 1) * 2);
-  for (let ob = old; ob < oldEnd; ob += TSLOT) {
-    if (load<u32>(ob + T_LEN) == 0) continue;
-    let s = load<u32>(ob + T_HASH) & tmask;
-    while (load<u32>(tslots + <usize>s * TSLOT + T_LEN) != 0) s = (s + 1) & tmask;
-    memory.copy(tslots + <usize>s * TSLOT, ob, TSLOT);
+  const n = tmask + 1;
+  allocTermSlots(n * 2);
+  rehash(old, n, tslots, tmask, TSLOT, T_LEN, T_HASH);
+}
+
+/**
+ * Moves the used slots (a non-zero u32 at `fLen`) of the `n` slots of `size` bytes at `from`
+ * into the empty table at `to` by linear probing on the hash at `fHash`, and frees `from`: the
+ * growth of the word table and of the term table.
+ */
+function rehash(from: usize, n: u32, to: usize, toMask: u32, size: usize, fLen: usize, fHash: usize): void {
+  const end = from + <usize>n * size;
+  for (let ob = from; ob < end; ob += size) {
+    if (load<u32>(ob + fLen) == 0) continue;
+    let s = load<u32>(ob + fHash) & toMask;
+    while (load<u32>(to + <usize>s * size + fLen) != 0) s = (s + 1) & toMask;
+    memory.copy(to + <usize>s * size, ob, size);
   }
-  heap.free(old);
+  heap.free(from);
 }
 
 function growTermPool(min: u32): void {
   const cap = grownCap(tpoolCap, tpoolUsed + min);
-  checkBytes(cap, 2);
-  const next = heap.alloc(<usize>cap * 2);
-  memory.copy(next, tpool, <usize>tpoolUsed * 2);
-  heap.free(tpool);
-  tpool = next;
+  tpool = moved(tpool, tpoolUsed, cap, 2, false);
   tpoolCap = cap;
 }
 
 function growKeyPool(min: u32): void {
   const cap = grownCap(kpoolCap, kpoolUsed + min);
-  const next = heap.alloc(<usize>cap * 2);
-  memory.copy(next, kpool, <usize>kpoolUsed * 2);
-  heap.free(kpool);
-  kpool = next;
+  kpool = moved(kpool, kpoolUsed, cap, 2, false);
   kpoolCap = cap;
 }
 
@@ -637,24 +634,14 @@ function growPool(min: u32): void {
 
 function growStates(): void {
   const cap = grownCap(tstateCap, tcount + 1);
-  checkBytes(cap, <u32>STATE);
-  const next = zeroed(<usize>cap * STATE);
-  memory.copy(next, tstate, <usize>tcount * STATE);
-  heap.free(tstate);
-  tstate = next;
+  tstate = moved(tstate, tcount, cap, <u32>STATE, true);
   tstateCap = cap;
 }
 
 function growScratch(id: u32): void {
   const cap = grownCap(scratchCap, id + 1);
-  const next = zeroed(<usize>cap * 4);
-  memory.copy(next, scratch, <usize>scratchCap * 4);
-  heap.free(scratch);
-  scratch = next;
-  const nextTouched = heap.alloc(<usize>cap * 4);
-  memory.copy(nextTouched, touched, <usize>touchedN * 4);
-  heap.free(touched);
-  touched = nextTouched;
+  scratch = moved(scratch, scratchCap, cap, 4, true);
+  touched = moved(touched, touchedN, cap, 4, false);
   scratchCap = cap;
 }
 
@@ -677,6 +664,21 @@ function grownCap(cap: u32, min: u32): u32 {
   let n = cap > 0 ? cap : 1024;
   while (n < min) n *= 2;
   return n;
+}
+
+/**
+ * A new region of `cap` items of `size` bytes holding the first `keep` items of `old` (freed),
+ * the rest zeroed when `zero`: the growth of every region whose contents stay in place.
+ */
+function moved(old: usize, keep: u32, cap: u32, size: u32, zero: bool): usize {
+  checkBytes(cap, size);
+  const bytes = <usize>cap * size;
+  const kept = <usize>keep * size;
+  const next = heap.alloc(bytes);
+  memory.copy(next, old, kept);
+  if (zero) memory.fill(next + kept, 0, bytes - kept);
+  heap.free(old);
+  return next;
 }
 
 function zeroed(bytes: usize): usize {
