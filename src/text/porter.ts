@@ -162,18 +162,15 @@ function step1c(): void {
 
 function step2(): void {
   if (k < 1) return;
-  const pairs = STEP2[String.fromCharCode(buf[k - 1] as number)];
-  if (!pairs) return;
-  for (const [suffix, repl] of pairs) {
-    if (ends(suffix)) {
-      r(repl);
-      return;
-    }
-  }
+  replaceFirst(STEP2[String.fromCharCode(buf[k - 1] as number)]);
 }
 
 function step3(): void {
-  const pairs = STEP3[String.fromCharCode(buf[k] as number)];
+  replaceFirst(STEP3[String.fromCharCode(buf[k] as number)]);
+}
+
+/** Steps 2 and 3: the first of `pairs` whose suffix the word ends with is replaced (when m() > 0). */
+function replaceFirst(pairs: Array<[string, string]> | undefined): void {
   if (!pairs) return;
   for (const [suffix, repl] of pairs) {
     if (ends(suffix)) {
@@ -349,18 +346,14 @@ class PorterState {
 
   step2(): void {
     if (this.k < 1) return;
-    const pairs = STEP2[this.b[this.k - 1] as string];
-    if (!pairs) return;
-    for (const [suffix, repl] of pairs) {
-      if (this.ends(suffix)) {
-        this.r(repl);
-        return;
-      }
-    }
+    this.replaceFirst(STEP2[this.b[this.k - 1] as string]);
   }
 
   step3(): void {
-    const pairs = STEP3[this.b[this.k] as string];
+    this.replaceFirst(STEP3[this.b[this.k] as string]);
+  }
+
+  replaceFirst(pairs: Array<[string, string]> | undefined): void {
     if (!pairs) return;
     for (const [suffix, repl] of pairs) {
       if (this.ends(suffix)) {
