@@ -38,8 +38,8 @@ interface CounterExports {
 }
 
 /**
- * Postings one counter holds at most: at most 10 bytes each (with their slices' headers, 2–3 on
- * real text), inside the 4 GB a WebAssembly module can address, with room left for its tables and
+ * Postings one counter holds at most: at most 10 bytes each, plus their lists' slice headers (the
+ * 1M generated index averages 1.5 bytes a posting), inside the 4 GB a WebAssembly module can address, with room left for its tables and
  * a batch's text. A larger budget is clamped (the inverter spills more often; its output does not
  * change).
  */
