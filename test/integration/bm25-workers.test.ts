@@ -220,4 +220,38 @@ describe('BM25 build on worker threads', () => {
     });
     for (const size of sizes) expect(size / wholeBytes.length).toBeGreaterThan(0.15);
   });
+
+  it('merges runs of three interleaved inverters into the same bytes whatever order the runs are given in', () => {
+    const dir = join(tmp.dir, 'order');
+    mkdirSync(dir, { recursive: true });
+    const docs = texts(6_000);
+    // three inverters take batches of 64 chunks in turn (as workers do with 2,048), spilling often
+    const inverters = [0, 1, 2].map((w) => new Inverter(createEnglishAnalyzer(), 3_000, dir, `o${w}`));
+    for (let start = 0; start < docs.length; start += 64) {
+      const inv = inverters[(start / 64) % 3] as Inverter;
+      inv.addBatch(start, docs.slice(start, start + 64), new Uint32Array(64));
+    }
+    for (const inv of inverters) inv.spill();
+    const runs = inverters.flatMap((inv) => inv.runs);
+    expect(runs.length).toBeGreaterThan(9);
+    const one = new Inverter(createEnglishAnalyzer(), 10_000_000, dir, 'one');
+    docs.forEach((d, i) => one.add(i, d));
+    one.spill();
+    const merge = (given: typeof runs, name: string): { bytes: Buffer; terms: TermEntry[] } => {
+      const out = new FileWriter(join(dir, name));
+      const terms = [...mergeRuns(given, out)];
+      out.close();
+      return { bytes: readFileSync(join(dir, name)), terms };
+    };
+    const expected = merge(one.runs, 'one.out');
+    let k = 0;
+    fc.assert(
+      fc.property(fc.shuffledSubarray(runs, { minLength: runs.length }), (order) => {
+        const got = merge(order, `order${k++}`);
+        expect(got.terms).toEqual(expected.terms);
+        expect(got.bytes.equals(expected.bytes)).toBe(true);
+      }),
+      { numRuns: 20, examples: [[[...runs].reverse()]] },
+    );
+  });
 });

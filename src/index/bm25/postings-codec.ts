@@ -37,6 +37,25 @@ export class ByteSink {
     this.length += src.length;
   }
 
+  /**
+   * Appends src[from, to). Short ranges are copied byte by byte: a merge
+   * copies millions of stretches of a few bytes, and a subarray view for each
+   * cost more than the copy.
+   */
+  range(src: Uint8Array, from: number, to: number): void {
+    const n = to - from;
+    this.ensure(n);
+    if (n > 32) {
+      this.buf.set(src.subarray(from, to), this.length);
+      this.length += n;
+      return;
+    }
+    const buf = this.buf;
+    let at = this.length;
+    for (let i = from; i < to; i++) buf[at++] = src[i] as number;
+    this.length = at;
+  }
+
   reset(): void {
     this.length = 0;
   }
