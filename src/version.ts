@@ -2,12 +2,16 @@ import { readFileSync } from 'node:fs';
 
 /**
  * INDEX_FORMAT_VERSION changes whenever the on-disk layout of an index changes
- * in a way an older reader cannot open. A server refuses any other version.
+ * in a way an older reader cannot open (or could open only badly: format 2's
+ * store lacks indexes a format-1 server's queries need). Builds write it; a
+ * server opens the versions in READABLE_INDEX_FORMATS and refuses others.
  */
-export const INDEX_FORMAT_VERSION = 1;
+export const INDEX_FORMAT_VERSION = 2;
+export const READABLE_INDEX_FORMATS: readonly number[] = [1, 2];
 
-/** SQLite schema version of the chunk store, kept in its `meta` table. */
-export const STORE_SCHEMA_VERSION = 1;
+/** SQLite schema version of the chunk store, kept in its `meta` table (format 1 had schema 1). */
+export const STORE_SCHEMA_VERSION = 2;
+export const READABLE_STORE_SCHEMAS: readonly number[] = [1, 2];
 
 function readToolVersion(): string {
   // dist/src/version.js → ../../package.json; src/version.ts (vitest) → ../package.json

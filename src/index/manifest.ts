@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
 import type { CorpusFormat } from '../ingest/types.js';
-import { INDEX_FORMAT_VERSION } from '../version.js';
+import { INDEX_FORMAT_VERSION, READABLE_INDEX_FORMATS } from '../version.js';
 import { INDEX_FILES } from './layout.js';
 
 export interface FileRecord {
@@ -90,10 +90,10 @@ export function readManifest(dir: string, fixHint: string): Manifest {
   if (typeof m !== 'object' || m === null || typeof m.format_version !== 'number') {
     throw new RetrieverError('INDEX_CORRUPT', `${path} is not a retriever-mcp manifest: ${fixHint}`);
   }
-  if (m.format_version !== INDEX_FORMAT_VERSION) {
+  if (!READABLE_INDEX_FORMATS.includes(m.format_version)) {
     throw new RetrieverError(
       'INDEX_INCOMPATIBLE',
-      `${path}: index format ${m.format_version} (built by retriever-mcp ${m.tool_version}) but this server reads format ${INDEX_FORMAT_VERSION}: ${fixHint}`,
+      `${path}: index format ${m.format_version} (built by retriever-mcp ${m.tool_version}) but this server reads formats ${READABLE_INDEX_FORMATS.join(' and ')} (it builds ${INDEX_FORMAT_VERSION}): ${fixHint}`,
     );
   }
   for (const [name, rec] of Object.entries(m.files ?? {})) {

@@ -10,7 +10,7 @@ import { ChunkStore } from '../store/chunk-store.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
 import type { Logger } from '../util/log.js';
 import { formatBytes } from '../util/progress.js';
-import { STORE_SCHEMA_VERSION } from '../version.js';
+import { READABLE_STORE_SCHEMAS } from '../version.js';
 import { FilterCache } from './filters.js';
 import type { DenseArm, SearchMode } from './types.js';
 
@@ -99,10 +99,10 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
   const closers: Array<() => void> = [() => store.close()];
   try {
     const schema = store.getMeta('schema_version');
-    if (schema !== String(STORE_SCHEMA_VERSION)) {
+    if (!READABLE_STORE_SCHEMAS.some((v) => schema === String(v))) {
       throw new RetrieverError(
         'INDEX_INCOMPATIBLE',
-        `${storePath}: store schema ${schema ?? 'none'}, expected ${STORE_SCHEMA_VERSION}: ${hint}`,
+        `${storePath}: store schema ${schema ?? 'none'}, expected ${READABLE_STORE_SCHEMAS.join(' or ')}: ${hint}`,
       );
     }
     const buildId = store.getMeta('build_id');

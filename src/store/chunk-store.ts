@@ -1,6 +1,6 @@
 import { RetrieverError } from '../errors.js';
 import { STORE_SCHEMA_VERSION } from '../version.js';
-import { CREATE_INDEXES, CREATE_TABLES } from './schema.js';
+import { CHUNKS_ID_INDEX, CREATE_TABLES, DOCUMENTS_ID_INDEX } from './schema.js';
 import { openDatabase, type SqliteDatabase, type SqliteStatement } from './sqlite.js';
 
 export type Metadata = Record<string, unknown>;
@@ -66,6 +66,11 @@ const ROWS_PER_INSERT = 32;
  */
 const INDEX_BUILD_MMAP_BYTES = 2 ** 40;
 
+/** An id that ends like a split chunk's: `#` and a position written without leading zeros. */
+const SUFFIXED_ID = /#(?:0|[1-9][0-9]*)$/;
+/** Positions past this are no chunk's (and would lose precision as SQLite integers in arithmetic). */
+const MAX_POSITION = 2 ** 31;
+
 /** Bulk writer used by build-index; rows are committed in large transactions. */
 export class ChunkStoreWriter {
   private readonly db: SqliteDatabase;
@@ -74,6 +79,14 @@ export class ChunkStoreWriter {
   private pending = 0;
   private docs = 0;
   private chunks = 0;
+  /** The last document added: its id and first chunk num. */
+  private docId = '';
+  private docFirst = 0;
+  /** Every chunk id so far is its document's id (position 0) or `<document id>#<position>`. */
+  private derivedIds = true;
+  /** Some chunk id is `<document id>#<position>`; some chunk id that is its document's id ends like one. */
+  private anySuffixed = false;
+  private unsplitLooksSuffixed = false;
 
   constructor(
     readonly path: string,
@@ -87,7 +100,7 @@ export class ChunkStoreWriter {
       this.db.exec(CREATE_TABLES);
       this.setMeta('schema_version', String(STORE_SCHEMA_VERSION));
     }
-    this.docRows = new RowBuffer(this.db, 'documents (num, id, title, metadata)', 4, ROWS_PER_INSERT);
+    this.docRows = new RowBuffer(this.db, 'documents (num, id, title, metadata, first_chunk)', 5, ROWS_PER_INSERT);
     this.chunkRows = new RowBuffer(
       this.db,
       'chunks (num, id, doc_num, position, contents, body_start, n_tokens)',
@@ -113,11 +126,22 @@ export class ChunkStoreWriter {
     this.beginIfNeeded();
     const num = this.docs++;
     const meta = doc.metadata && Object.keys(doc.metadata).length > 0 ? JSON.stringify(doc.metadata) : null;
-    this.docRows.add(num, doc.id, doc.title, meta);
+    this.docRows.add(num, doc.id, doc.title, meta, this.chunks);
+    this.docId = doc.id;
+    this.docFirst = this.chunks;
     return num;
   }
 
+  /** Adds the next chunk of the last document added (positions 0, 1, … in order). */
   addChunk(chunk: ChunkInput): number {
+    if (chunk.docNum !== this.docs - 1 || chunk.position !== this.chunks - this.docFirst) {
+      throw new RetrieverError(
+        'INTERNAL',
+        `chunk "${chunk.id}" (document ${chunk.docNum}, position ${chunk.position}) does not follow the last one: ` +
+          `the store expects each document's chunks right after it, positions 0, 1, … (document ${this.docs - 1}, position ${this.chunks - this.docFirst} next)`,
+      );
+    }
+    if (this.derivedIds) this.noteChunkId(chunk.id, chunk.position);
     this.beginIfNeeded();
     const num = this.chunks++;
     this.chunkRows.add(num, chunk.id, chunk.docNum, chunk.position, chunk.contents, chunk.bodyStart, chunk.nTokens);
@@ -128,14 +152,20 @@ export class ChunkStoreWriter {
     this.db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(key, value);
   }
 
-  /** Ends the bulk load: commits and builds the id indexes, rejecting duplicate ids. */
+  /**
+   * Ends the bulk load: commits and builds the document id index, rejecting
+   * duplicate ids. Chunk ids get an index of their own only when the reader
+   * could not find them through their document (see schema.ts).
+   */
   finishIngest(): void {
     this.commit();
-    // each index scans the chunks table, text and all (776 MB at 1M passages): through a memory
-    // map instead of a pread per page, 1.93 s against 2.27–2.35 s for the three at 1M
+    const indexChunkIds = !this.derivedIds || (this.anySuffixed && this.unsplitLooksSuffixed);
+    this.setMeta('chunk_ids', indexChunkIds ? 'indexed' : 'derived');
+    // an index on chunks scans the chunks table, text and all (776 MB at 1M passages): through a
+    // memory map instead of a pread per page (1.93 s against 2.27–2.35 s for schema 1's three at 1M)
     this.db.pragma(`mmap_size = ${INDEX_BUILD_MMAP_BYTES}`);
     try {
-      this.db.exec(CREATE_INDEXES);
+      this.db.exec(DOCUMENTS_ID_INDEX + (indexChunkIds ? CHUNKS_ID_INDEX : ''));
     } catch (err) {
       throw this.describeDuplicate(err);
     } finally {
@@ -180,6 +210,18 @@ export class ChunkStoreWriter {
     this.db.close();
   }
 
+  /** Is chunk `id` one the reader can find through its document id (see schema.ts)? */
+  private noteChunkId(id: string, position: number): void {
+    if (id === this.docId) {
+      if (position !== 0) this.derivedIds = false;
+      else if (SUFFIXED_ID.test(id)) this.unsplitLooksSuffixed = true;
+    } else if (id === `${this.docId}#${position}`) {
+      this.anySuffixed = true;
+    } else {
+      this.derivedIds = false;
+    }
+  }
+
   private beginIfNeeded(): void {
     if (this.pending === 0) this.db.exec('BEGIN');
     if (++this.pending >= COMMIT_EVERY) this.commit();
@@ -202,9 +244,13 @@ export class ChunkStoreWriter {
           { id: string } | undefined);
     const dup = dupDoc?.id ?? dupChunk?.id;
     if (dup === undefined) return err as Error;
+    const generated =
+      dupChunk && SUFFIXED_ID.test(dup)
+        ? ` (a split document's chunks are named <document id>#<position>, so a document with id "${dup}" collides with one: rename that document)`
+        : '';
     return new RetrieverError(
       'BAD_INPUT',
-      `duplicate ${dupDoc ? 'document' : 'chunk'} id "${dup}" in the input: ids must be unique; fix the input file`,
+      `duplicate ${dupDoc ? 'document' : 'chunk'} id "${dup}" in the input${generated}: ids must be unique; fix the input file`,
       { cause: err },
     );
   }
@@ -230,23 +276,44 @@ export class ChunkStore {
   private readonly db: SqliteDatabase;
   private readonly byNum: SqliteStatement;
   private readonly byId: SqliteStatement;
-  private readonly docChunks: SqliteStatement;
-  private readonly rangeStmt: SqliteStatement;
   private readonly idStmt: SqliteStatement;
   private readonly termStmt: SqliteStatement;
   private rangeContents: SqliteStatement | undefined;
+  /** Schema 2: a document's chunk span; chunks by num range. Undefined for schema 1. */
+  private readonly spanStmt: SqliteStatement | undefined;
+  private readonly numRange: SqliteStatement | undefined;
+  /** Schema 1: chunks by (doc_num, position) through its chunks_doc index. */
+  private readonly docChunks: SqliteStatement | undefined;
+  private readonly rangeStmt: SqliteStatement | undefined;
+  /** Chunk ids found through their document (schema 2 without chunks_id). */
+  private readonly derivedIds: boolean;
 
   constructor(readonly path: string) {
     this.db = openDatabase(path, { readonly: true });
     try {
+      const schema = this.getMeta('schema_version');
+      this.derivedIds = this.getMeta('chunk_ids') === 'derived';
       this.byNum = this.db.prepare(`${CHUNK_SELECT} WHERE c.num = ?`);
-      this.byId = this.db.prepare(`${CHUNK_SELECT} WHERE c.id = ?`);
-      this.docChunks = this.db.prepare(
-        `${CHUNK_SELECT} WHERE c.doc_num = (SELECT num FROM documents WHERE id = ?) ORDER BY c.position LIMIT ?`,
+      this.byId = this.db.prepare(
+        this.derivedIds
+          ? `${CHUNK_SELECT} WHERE c.num IN (SELECT first_chunk FROM documents WHERE id = @id
+               UNION ALL SELECT first_chunk + @position FROM documents WHERE id = @doc) AND c.id = @id`
+          : `${CHUNK_SELECT} WHERE c.id = ?`,
       );
-      this.rangeStmt = this.db.prepare(
-        `${CHUNK_SELECT} WHERE c.doc_num = (SELECT num FROM documents WHERE id = ?) AND c.position BETWEEN ? AND ? ORDER BY c.position`,
-      );
+      if (schema === '1') {
+        this.docChunks = this.db.prepare(
+          `${CHUNK_SELECT} WHERE c.doc_num = (SELECT num FROM documents WHERE id = ?) ORDER BY c.position LIMIT ?`,
+        );
+        this.rangeStmt = this.db.prepare(
+          `${CHUNK_SELECT} WHERE c.doc_num = (SELECT num FROM documents WHERE id = ?) AND c.position BETWEEN ? AND ? ORDER BY c.position`,
+        );
+      } else {
+        this.spanStmt = this.db.prepare(
+          `SELECT d.first_chunk AS first, (SELECT n.first_chunk FROM documents n WHERE n.num = d.num + 1) AS next
+           FROM documents d WHERE d.id = ?`,
+        );
+        this.numRange = this.db.prepare(`${CHUNK_SELECT} WHERE c.num BETWEEN ? AND ? ORDER BY c.num LIMIT ?`);
+      }
       this.idStmt = this.db.prepare('SELECT id FROM chunks WHERE num = ?').pluck();
       this.termStmt = this.db.prepare('SELECT df, offset, nbytes FROM bm25_terms WHERE term = ?');
     } catch (err) {
@@ -285,7 +352,17 @@ export class ChunkStore {
   }
 
   getChunkById(id: string): ChunkRecord | undefined {
-    const row = this.byId.get(id) as ChunkRow | undefined;
+    let row: ChunkRow | undefined;
+    if (this.derivedIds) {
+      // the chunk is its document's first (the id is the document's) or `<document id>#<position>`
+      const cut = SUFFIXED_ID.exec(id);
+      const position = cut ? Number(id.slice(cut.index + 1)) : 0;
+      const split = cut !== null && position <= MAX_POSITION;
+      row = this.byId.get({ id, doc: split ? id.slice(0, cut.index) : null, position: split ? position : 0 }) as
+        ChunkRow | undefined;
+    } else {
+      row = this.byId.get(id) as ChunkRow | undefined;
+    }
     return row ? toRecord(row) : undefined;
   }
 
@@ -296,12 +373,27 @@ export class ChunkStore {
 
   /** Up to `limit` chunks of a document in order, or [] when the document is unknown. */
   getDocumentChunks(docId: string, limit: number): ChunkRecord[] {
-    return (this.docChunks.all(docId, limit) as ChunkRow[]).map(toRecord);
+    if (this.docChunks) return (this.docChunks.all(docId, limit) as ChunkRow[]).map(toRecord);
+    return this.positions(docId, 0, Number.MAX_SAFE_INTEGER, limit);
   }
 
   /** Chunks of a document with positions in [from, to], in order. */
   getDocumentRange(docId: string, from: number, to: number): ChunkRecord[] {
-    return (this.rangeStmt.all(docId, from, to) as ChunkRow[]).map(toRecord);
+    if (this.rangeStmt) return (this.rangeStmt.all(docId, from, to) as ChunkRow[]).map(toRecord);
+    return this.positions(docId, from, to, Number.MAX_SAFE_INTEGER);
+  }
+
+  /** Schema 2: up to `limit` chunks of the document with positions in [from, to], by num range. */
+  private positions(docId: string, from: number, to: number, limit: number): ChunkRecord[] {
+    const span = (this.spanStmt as SqliteStatement).get(docId) as { first: number; next: number | null } | undefined;
+    if (!span) return [];
+    const lo = span.first + Math.max(0, from);
+    const hi = Math.min(
+      span.next === null ? Number.MAX_SAFE_INTEGER : span.next - 1,
+      span.first + Math.min(to, MAX_POSITION),
+    );
+    if (lo > hi || limit <= 0) return [];
+    return ((this.numRange as SqliteStatement).all(lo, hi, limit) as ChunkRow[]).map(toRecord);
   }
 
   /** Contents of chunks [from, to) in num order (the embedding pass). */
@@ -332,13 +424,37 @@ export class ChunkStore {
       where.push(`${date} ${f.beforeExclusive ? '<' : '<='} julianday(?)`);
       params.push(f.published_before);
     }
-    const sql = `SELECT c.num FROM chunks c JOIN documents d ON d.num = c.doc_num${where.length ? ` WHERE ${where.join(' AND ')}` : ''} ORDER BY c.num`;
-    return Uint32Array.from(
-      this.db
-        .prepare(sql)
-        .pluck()
-        .all(...params) as number[],
-    );
+    const filter = where.length ? ` WHERE ${where.join(' AND ')}` : '';
+    if (this.docChunks) {
+      // schema 1: through its chunks_doc index
+      const sql = `SELECT c.num FROM chunks c JOIN documents d ON d.num = c.doc_num${filter} ORDER BY c.num`;
+      return Uint32Array.from(
+        this.db
+          .prepare(sql)
+          .pluck()
+          .all(...params) as number[],
+      );
+    }
+    // the matching documents' chunk spans, in num order, laid end to end
+    const spans = this.db
+      .prepare(
+        `SELECT d.first_chunk AS first, (SELECT n.first_chunk FROM documents n WHERE n.num = d.num + 1) AS next
+         FROM documents d${filter} ORDER BY d.num`,
+      )
+      .raw()
+      .all(...params) as Array<[number, number | null]>;
+    // only the last document has no next one: its chunks run to the end
+    const last = spans.length > 0 && (spans[spans.length - 1] as [number, number | null])[1] === null;
+    const end = last ? this.chunkSpan() : 0;
+    let total = 0;
+    for (const [first, next] of spans) total += (next ?? end) - first;
+    const nums = new Uint32Array(total);
+    let at = 0;
+    for (const [first, next] of spans) {
+      const stop = next ?? end;
+      for (let n = first; n < stop; n++) nums[at++] = n;
+    }
+    return nums;
   }
 
   lookupTerm(term: string): { df: number; offset: number; nbytes: number } | undefined {
