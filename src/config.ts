@@ -23,8 +23,13 @@ export const DEFAULTS = {
   /** Tokens repeated between consecutive chunks (whole sentences when possible). */
   chunkOverlap: 50,
   bm25: BM25_DEFAULTS as Bm25Params,
-  /** Postings buffered by build-index before spilling a sorted run (≈12 bytes each). */
-  maxPostingsInMemory: 16_000_000,
+  /**
+   * Postings build-index holds before spilling a sorted run, shared by the inversion threads; held
+   * varint-encoded in the term counter's memory (the 1M index averages 1.5 bytes a posting). 32M
+   * against 16M: 1M build 19.1–20.0 s against 20.0–21.6 s, 2M 46.5 / 48.0 s against 47.3 / 48.5 s,
+   * alternated, same peak RSS (BENCHMARKS.md "Fewer id indexes, a cheaper merge").
+   */
+  maxPostingsInMemory: 32_000_000,
   /** Candidates each arm retrieves before Reciprocal Rank Fusion (≥ top_k). */
   candidates: 100,
   /** RRF k (Cormack et al. 2009). */

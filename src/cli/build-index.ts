@@ -145,7 +145,7 @@ export async function main(argv: string[]): Promise<void> {
       type: 'number',
       default: DEFAULTS.maxPostingsInMemory,
       describe:
-        'BM25 postings buffered before spilling a sorted run to disk (12 bytes each, shared by the threads; at most 160M per thread)',
+        'BM25 postings held before spilling a sorted run to disk, shared by the threads (held encoded, a few bytes each; at most 160M per thread)',
     })
     .option('threads', {
       type: 'number',

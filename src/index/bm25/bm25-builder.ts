@@ -26,7 +26,7 @@ export interface Bm25BuildStats {
 }
 
 export interface Bm25BuilderOptions {
-  /** Postings held in memory before a sorted run is spilled (12 bytes each), shared by all workers. */
+  /** Postings held in memory before a sorted run is spilled (encoded, a few bytes each), shared by all workers. */
   maxPostingsInMemory: number;
   /** Directory for spilled runs (inside the build's temp dir). */
   tempDir: string;
