@@ -11,6 +11,11 @@ export interface OpenOptions {
   bulk?: boolean;
 }
 
+/** SQLite's page cache while a build appends rows (KiB). */
+export const BULK_CACHE_KIB = 32 * 1024;
+/** And while it builds the id indexes, whose sort spills to temp files past this (KiB). */
+export const INDEX_BUILD_CACHE_KIB = 256 * 1024;
+
 export function openDatabase(path: string, opts: OpenOptions): SqliteDatabase {
   let db: SqliteDatabase;
   try {
@@ -28,7 +33,10 @@ export function openDatabase(path: string, opts: OpenOptions): SqliteDatabase {
     db.pragma('journal_mode = OFF');
     db.pragma('synchronous = OFF');
     db.pragma('locking_mode = EXCLUSIVE');
-    db.pragma('cache_size = -262144'); // 256 MiB
+    // appends need only the pages being filled: a bigger cache just held clean pages, each a first
+    // touch of memory (256 MiB: 430–434k page faults for a 1M build against 376–393k, and a slower
+    // build); the writer raises it while it builds the id index (ChunkStoreWriter.finishIngest)
+    db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
     db.pragma('temp_store = FILE');
   } else if (opts.readonly) {
     db.pragma('cache_size = -65536'); // 64 MiB per process; the OS page cache is shared
