@@ -15,12 +15,34 @@
  * (doc_num, position); building those two indexes was 1.4 s of a 1M-passage
  * build's 2.0 s of index creation. The reader still opens it.
  */
-export const CREATE_TABLES = `
+/** The tables both schemas share. */
+const META_TABLE = `
 CREATE TABLE meta (
   key   TEXT PRIMARY KEY,
   value TEXT NOT NULL
 ) WITHOUT ROWID;
+`;
 
+const CHUNKS_AND_TERMS_TABLES = `
+CREATE TABLE chunks (
+  num        INTEGER PRIMARY KEY,
+  id         TEXT NOT NULL,
+  doc_num    INTEGER NOT NULL,
+  position   INTEGER NOT NULL,  -- 0-based position inside the document
+  contents   TEXT NOT NULL,     -- the indexed and embedded text: title line + body
+  body_start INTEGER NOT NULL,  -- UTF-16 offset where the body starts in contents
+  n_tokens   INTEGER NOT NULL   -- chunker tokens of contents
+);
+
+CREATE TABLE bm25_terms (
+  term   TEXT PRIMARY KEY,
+  df     INTEGER NOT NULL,
+  offset INTEGER NOT NULL,      -- byte offset in bm25.postings
+  nbytes INTEGER NOT NULL
+) WITHOUT ROWID;
+`;
+
+export const CREATE_TABLES = `${META_TABLE}
 CREATE TABLE documents (
   num         INTEGER PRIMARY KEY,
   id          TEXT NOT NULL,
@@ -28,55 +50,17 @@ CREATE TABLE documents (
   metadata    TEXT,             -- JSON object or NULL
   first_chunk INTEGER NOT NULL  -- its chunks are nums [first_chunk, the next document's first_chunk)
 );
+${CHUNKS_AND_TERMS_TABLES}`;
 
-CREATE TABLE chunks (
-  num        INTEGER PRIMARY KEY,
-  id         TEXT NOT NULL,
-  doc_num    INTEGER NOT NULL,
-  position   INTEGER NOT NULL,  -- 0-based position inside the document
-  contents   TEXT NOT NULL,     -- the indexed and embedded text: title line + body
-  body_start INTEGER NOT NULL,  -- UTF-16 offset where the body starts in contents
-  n_tokens   INTEGER NOT NULL   -- chunker tokens of contents
-);
-
-CREATE TABLE bm25_terms (
-  term   TEXT PRIMARY KEY,
-  df     INTEGER NOT NULL,
-  offset INTEGER NOT NULL,      -- byte offset in bm25.postings
-  nbytes INTEGER NOT NULL
-) WITHOUT ROWID;
-`;
-
-export const CREATE_TABLES_V1 = `
-CREATE TABLE meta (
-  key   TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-) WITHOUT ROWID;
-
+/** Schema 1's tables: documents without first_chunk (tests build a schema-1 store with these). */
+export const CREATE_TABLES_V1 = `${META_TABLE}
 CREATE TABLE documents (
   num      INTEGER PRIMARY KEY,
   id       TEXT NOT NULL,
   title    TEXT NOT NULL,
   metadata TEXT            -- JSON object or NULL
 );
-
-CREATE TABLE chunks (
-  num        INTEGER PRIMARY KEY,
-  id         TEXT NOT NULL,
-  doc_num    INTEGER NOT NULL,
-  position   INTEGER NOT NULL,  -- 0-based position inside the document
-  contents   TEXT NOT NULL,     -- the indexed and embedded text: title line + body
-  body_start INTEGER NOT NULL,  -- UTF-16 offset where the body starts in contents
-  n_tokens   INTEGER NOT NULL   -- chunker tokens of contents
-);
-
-CREATE TABLE bm25_terms (
-  term   TEXT PRIMARY KEY,
-  df     INTEGER NOT NULL,
-  offset INTEGER NOT NULL,      -- byte offset in bm25.postings
-  nbytes INTEGER NOT NULL
-) WITHOUT ROWID;
-`;
+${CHUNKS_AND_TERMS_TABLES}`;
 
 export const DOCUMENTS_ID_INDEX = 'CREATE UNIQUE INDEX documents_id ON documents(id);';
 export const CHUNKS_ID_INDEX = 'CREATE UNIQUE INDEX chunks_id ON chunks(id);';

@@ -118,9 +118,9 @@ class RangeReader {
  * of one list that no other stream interrupts, the postings' bytes are copied
  * as they are; only the first gap of each stretch is re-encoded. The chains
  * and cursors are reused from term to term (400k terms of a 1M-passage merge
- * sit in several runs), stretches are found by an inline scan and short ones
- * copied without a subarray view (7.7M stretches): the whole 1M merge on one
- * thread took 2.61–2.78 s against 4.19–4.61 s (bench/merge-runs.ts).
+ * sit in several runs) and short stretches are copied without a subarray view
+ * (7.7M stretches): the whole 1M merge on one thread took 2.61–2.78 s against
+ * 4.19–4.61 s (bench/merge-runs.ts).
  */
 function writeMerged(lists: RunRecord[], sink: ByteSink): number {
   sink.reset();
@@ -221,8 +221,8 @@ class ChainCursor {
    * are `bytes[next, returned)`, to be copied as they are). The first posting
    * at or past `limit` becomes the current one; when the list ends first, the
    * chain's next list's first posting does (its gap is absolute), or the
-   * cursor is done. The interleave's hot loop: 70M postings at 1M passages, so
-   * it reads the gap varint inline and skips the tf varint without decoding.
+   * cursor is done. (Decoding the gaps inline here instead of through
+   * readPosting measured no faster: BENCHMARKS.md “Fewer id indexes”.)
    */
   skipBelow(limit: number): number {
     const b = this.bytes;
@@ -230,23 +230,17 @@ class ChainCursor {
     let doc = this.doc;
     let p = this.next;
     while (p < end) {
-      const start = p;
-      let x = b[p++] as number;
-      let v = x & 0x7f;
-      let scale = 128;
-      while (x & 0x80) {
-        x = b[p++] as number;
-        v += (x & 0x7f) * scale;
-        scale *= 128;
-      }
-      const d = doc + Math.floor(v / 2);
+      readPosting(b, p, READ);
+      const d = doc + READ.gap;
       if (d >= limit) {
         this.copiedDoc = doc;
-        this.decodeAt(start, doc);
-        return start;
+        this.doc = d;
+        this.tf = READ.tf;
+        this.next = READ.next;
+        return p;
       }
-      if ((v & 1) === 0) while ((b[p++] as number) & 0x80);
       doc = d;
+      p = READ.next;
     }
     this.copiedDoc = doc;
     this.list++;
