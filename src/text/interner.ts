@@ -1,3 +1,4 @@
+import { ownString } from './own-string.js';
 import { hashSpan } from './word-scanner.js';
 
 /**
@@ -91,7 +92,9 @@ export class SpanInterner {
       this.grow();
       return this.internHashed(text, start, end, h);
     }
-    const term = this.normalize(text.slice(start, end));
+    const raw = this.normalize(text.slice(start, end));
+    // cached past this text: it must not keep the text alive
+    const term = raw === null ? null : ownString(raw);
     const b = slot * SLOT;
     slots[b + F_HASH] = h;
     slots[b + F_ENTRY] = ++this.count;

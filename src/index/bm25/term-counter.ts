@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { RetrieverError } from '../../errors.js';
 import type { Analyzer } from '../../text/analyzer.js';
+import { ownString } from '../../text/own-string.js';
 import { builtFileUrl } from '../../util/built-file.js';
 
 /** The WebAssembly API this file uses (lib ES2023 and @types/node 20 do not declare it). */
@@ -227,7 +228,9 @@ export class TermCounter {
   private resolve(entry: number, doc: number, start: number, len: number): number {
     let term: string | null;
     if (entry === this.entryTerms.length) {
-      term = this.analyzer.normalize((this.texts[doc] as string).slice(start, start + len));
+      const raw = this.analyzer.normalize((this.texts[doc] as string).slice(start, start + len));
+      // kept for the whole build: it must not keep its batch's text alive
+      term = raw === null ? null : ownString(raw);
       this.entryTerms.push(term);
     } else {
       term = this.entryTerms[entry] as string | null;

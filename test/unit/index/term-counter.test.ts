@@ -15,6 +15,7 @@ import {
 } from '../../../src/index/bm25/run-files.js';
 import type { Analyzer } from '../../../src/text/analyzer.js';
 import { createEnglishAnalyzer } from '../../../src/text/analyzer.js';
+import { heapGrowth } from '../../helpers/heap.js';
 import { makeTempDir } from '../../helpers/paths.js';
 
 const analyzer = createEnglishAnalyzer();
@@ -342,6 +343,20 @@ describe('BM25 term counter (WebAssembly)', () => {
         throw new TypeError('not a trap');
       }),
     ).toThrow(TypeError);
+  });
+
+  it('keeps no batch text alive through the terms it keeps', () => {
+    // V8 makes a slice of 13+ characters a view of its whole string: a kept term that was one kept its text
+    const inverter = new Inverter(analyzer, 1_000_000, tmp.dir, 'retain');
+    inverter.addBatch(0, ['warm up the code paths'], new Uint32Array(1));
+    const grew = heapGrowth(() => {
+      for (let b = 1; b <= 40; b++) {
+        // 40 texts of 500k characters (20 MB), each with one new long word
+        const text = `longuniqueword${b.toString(36)}zz ${'filler '.repeat(71_000)}`;
+        inverter.addBatch(b, [text], new Uint32Array(1));
+      }
+    });
+    expect(grew).toBeLessThan(5e6);
   });
 
   it('refuses chunks out of order', () => {

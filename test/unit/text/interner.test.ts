@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { SpanInterner } from '../../../src/text/interner.js';
+import { heapGrowth } from '../../helpers/heap.js';
 
 // a normaliser that makes stopwords of keys starting with "x", and otherwise tags the key
 const norm = (raw: string): string | null => (raw.startsWith('x') ? null : `<${raw}>`);
@@ -72,6 +73,19 @@ describe('SpanInterner', () => {
     spans.forEach(([s, e], i) => expect(interner.idOf(interner.intern(text, s, e))).toBe(i));
     interner.resetIds();
     for (const [s, e] of spans.slice(0, 100)) expect(interner.idOf(interner.intern(text, s, e))).toBe(-1);
+  });
+
+  it('keeps no text alive through the terms it caches', () => {
+    // an identity normaliser returns the span itself: a slice of 13+ characters, which V8 makes a view of the text
+    const interner = new SpanInterner((raw) => raw, 1 << 16);
+    const grew = heapGrowth(() => {
+      for (let b = 0; b < 40; b++) {
+        const text = `longuniqueword${b.toString(36)}zz ${'filler '.repeat(71_000)}`;
+        const handle = interner.intern(text, 0, text.indexOf(' '));
+        expect(interner.termOf(handle)).toBe(`longuniqueword${b.toString(36)}zz`);
+      }
+    });
+    expect(grew).toBeLessThan(5e6);
   });
 
   it('starts over after clear(), and changes the epoch', () => {
