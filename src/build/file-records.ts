@@ -1,16 +1,12 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FileRecord } from '../index/manifest.js';
-import { fingerprintFile } from '../index/file-integrity.js';
+import { fingerprintFiles } from '../index/file-integrity.js';
 
 /** Size, sha256 and block hashes of every file an index consists of, for the manifest. */
-export function recordFiles(dir: string, names: string[]): Record<string, FileRecord> {
-  const out: Record<string, FileRecord> = {};
-  for (const name of names) {
-    const path = join(dir, name);
-    out[name] = fingerprintFile(path);
-  }
-  return out;
+export async function recordFiles(dir: string, names: string[]): Promise<Record<string, FileRecord>> {
+  const records = await fingerprintFiles(names.map((name) => join(dir, name)));
+  return Object.fromEntries(names.map((name, i) => [name, records[i] as FileRecord]));
 }
 
 export function dirBytes(dir: string): number {

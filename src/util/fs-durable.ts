@@ -1,4 +1,5 @@
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** fsync a file or directory so a following rename cannot expose torn data. */
@@ -9,6 +10,20 @@ export function fsyncPath(path: string): void {
   } finally {
     closeSync(fd);
   }
+}
+
+/** fsync several files at once, on libuv's thread pool (each call's work is the kernel's writeback of that file). */
+export async function fsyncFiles(paths: readonly string[]): Promise<void> {
+  await Promise.all(
+    paths.map(async (path) => {
+      const handle = await open(path, 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+    }),
+  );
 }
 
 /** fsync every regular file in `dir`, then the directory itself. */

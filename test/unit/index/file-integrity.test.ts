@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import { openSync, closeSync, writeSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { BLOCK_BYTES, fingerprintFile, fingerprintFiles, verifyFiles } from '../../../src/index/file-integrity.js';
+import { makeTempDir } from '../../helpers/paths.js';
+
+const tmp = makeTempDir();
+afterAll(tmp.cleanup);
+
+const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+// 70 MiB: past the size where fingerprintFiles takes a second thread, and two blocks
+const bigBytes = Buffer.alloc(BLOCK_BYTES + 6 * 2 ** 20);
+for (let i = 0; i < bigBytes.length; i += 4096) bigBytes.writeUInt32LE((i * 2654435761) >>> 0, i);
+const big = join(tmp.dir, 'big.bin');
+writeFileSync(big, bigBytes);
+const small = join(tmp.dir, 'small.bin');
+writeFileSync(small, 'hello');
+const empty = join(tmp.dir, 'empty.bin');
+writeFileSync(empty, '');
+
+describe('index file fingerprints', () => {
+  it('hash whole files and each 64 MiB block, on two threads as on one', async () => {
+    const got = await fingerprintFiles([big, small, empty]);
+    expect(got[0]).toEqual({
+      bytes: bigBytes.length,
+      sha256: sha(bigBytes),
+      blocks: [sha(bigBytes.subarray(0, BLOCK_BYTES)).slice(0, 16), sha(bigBytes.subarray(BLOCK_BYTES)).slice(0, 16)],
+    });
+    expect(got[1]).toEqual({
+      bytes: 5,
+      sha256: sha(Buffer.from('hello')),
+      blocks: [sha(Buffer.from('hello')).slice(0, 16)],
+    });
+    expect(got[2]).toEqual({ bytes: 0, sha256: sha(Buffer.alloc(0)), blocks: [sha(Buffer.alloc(0)).slice(0, 16)] });
+    expect(got).toEqual([big, small, empty].map((p) => fingerprintFile(p)));
+    // small files alone stay on this thread, with the same answer
+    expect(await fingerprintFiles([small])).toEqual([got[1]]);
+  });
+
+  it('name a file that cannot be read', async () => {
+    await expect(fingerprintFiles([big, join(tmp.dir, 'missing.bin')])).rejects.toThrow(/missing\.bin/);
+  });
+
+  it('find a damaged block', async () => {
+    const [rec] = await fingerprintFiles([big]);
+    const files = { 'big.bin': rec as NonNullable<typeof rec> };
+    expect(() => verifyFiles(tmp.dir, files, 'full', 'rebuild it')).not.toThrow();
+    const fd = openSync(big, 'r+');
+    writeSync(fd, Buffer.from([0xff]), 0, 1, BLOCK_BYTES + 12_345);
+    closeSync(fd);
+    expect(() => verifyFiles(tmp.dir, files, 'full', 'rebuild it')).toThrow(
+      /big\.bin does not match its checksum in manifest\.json \(64 MiB block 1\).*rebuild it/,
+    );
+  });
+});
