@@ -105,7 +105,9 @@ export async function buildIndex(opts: BuildOptions): Promise<BuildSummary> {
     // the state file says the phase is done: they reach the disk first (a power cut could otherwise
     // leave a torn store for a resume to reuse). The journaled meta update at the end then has
     // little left to flush (1M build: 730 ms of fsync there before, 40 ms after).
-    await fsyncFiles([INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms].map((f) => join(dir, f)));
+    const phaseFiles = [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms].map((f) => join(dir, f));
+    opts.log.info(`writing the text phase's ${formatBytes(filesBytes(phaseFiles))} to disk…`);
+    await fsyncFiles(phaseFiles);
     writeFileAtomic(join(dir, STATE_FILE), JSON.stringify(state));
   } else {
     opts.log.info(`resume: text and BM25 phase already done (${formatCount(state.ingest.chunks)} chunks)`);
@@ -165,6 +167,7 @@ export async function buildIndex(opts: BuildOptions): Promise<BuildSummary> {
   writer.setMeta('build_id', buildId);
   writer.setMeta('manifest', JSON.stringify({ ...manifest, files: undefined }));
   writer.close();
+  opts.log.info(`checksumming ${formatBytes(filesBytes(fileNames.map((f) => join(dir, f))))} of index files…`);
   manifest.files = await recordFiles(dir, fileNames);
   writeFileAtomic(join(dir, INDEX_FILES.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
   rmSync(join(dir, STATE_FILE), { force: true });
@@ -338,4 +341,8 @@ export function formatSummary(s: BuildSummary): string {
     `at ${s.dir}`,
   ];
   return parts.join('; ');
+}
+
+function filesBytes(paths: string[]): number {
+  return paths.reduce((sum, path) => sum + statSync(path).size, 0);
 }
