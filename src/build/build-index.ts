@@ -167,8 +167,12 @@ export async function buildIndex(opts: BuildOptions): Promise<BuildSummary> {
   writer.setMeta('build_id', buildId);
   writer.setMeta('manifest', JSON.stringify({ ...manifest, files: undefined }));
   writer.close();
-  opts.log.info(`checksumming ${formatBytes(filesBytes(fileNames.map((f) => join(dir, f))))} of index files…`);
-  manifest.files = await recordFiles(dir, fileNames);
+  const paths = fileNames.map((f) => join(dir, f));
+  opts.log.info(`checksumming ${formatBytes(filesBytes(paths))} of index files…`);
+  // the dense files have not been synced yet: their writeback runs while they are hashed, so the
+  // fsyncs before the swap find little left to do
+  const [, files] = await Promise.all([fsyncFiles(paths), recordFiles(dir, fileNames)]);
+  manifest.files = files;
   writeFileAtomic(join(dir, INDEX_FILES.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
   rmSync(join(dir, STATE_FILE), { force: true });
   const finalDir = commitPartial(opts.indexDir, opts.name, buildId);
