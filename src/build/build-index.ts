@@ -12,7 +12,7 @@ import { readCorpusBatches } from '../ingest/readers.js';
 import type { CorpusFormat } from '../ingest/types.js';
 import { ChunkStoreWriter } from '../store/chunk-store.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
-import { fsyncFiles, writeFileAtomic } from '../util/fs-durable.js';
+import { fsyncFiles, syncInBackground, writeFileAtomic } from '../util/fs-durable.js';
 import type { Logger } from '../util/log.js';
 import { createProgress, formatBytes, formatCount, formatDuration } from '../util/progress.js';
 import { INDEX_FORMAT_VERSION, TOOL_VERSION } from '../version.js';
@@ -224,6 +224,7 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
   let bytesRead = 0;
   let split = false; // did any document go through the token-budget splitter (else counts are words)
   const counts = (): string => `${formatCount(writer.documentCount)} docs ${formatCount(writer.chunkCount)} chunks`;
+  let storeSync: ReturnType<typeof syncInBackground> | undefined;
   try {
     const batches = readCorpusBatches(opts.format, input, {
       hash,
@@ -264,7 +265,9 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
     const readS = (performance.now() - phaseStart) / 1000;
     const t = performance.now();
     let idsS = 0;
-    // the id indexes are built on this thread while the BM25 workers merge
+    // the id indexes are built on this thread while the BM25 workers merge, and the chunk rows,
+    // final from then on, start for the disk meanwhile (the fsync after the phase then has only
+    // the term dictionary and the BM25 files left)
     const stats = await bm25.finish(
       join(dir, INDEX_FILES.postings),
       join(dir, INDEX_FILES.norms),
@@ -273,6 +276,7 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
         const ids = performance.now();
         writer.finishIngest();
         idsS = (performance.now() - ids) / 1000;
+        storeSync = syncInBackground(storePath);
       },
     );
     const mergeS = (performance.now() - t) / 1000;
@@ -297,6 +301,8 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
     throw err;
   } finally {
     writer.close();
+    // after SQLite's close (see syncInBackground); a failure shows again in the fsync after the phase
+    await storeSync?.finish().catch(() => undefined);
   }
 }
 
