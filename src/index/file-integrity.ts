@@ -58,6 +58,8 @@ export async function fingerprintFiles(paths: readonly string[]): Promise<FileRe
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`the hashing thread exited (code ${code}) without an answer`)));
   });
+  // if this thread's pass fails first, the worker's outcome is never awaited
+  wholes.catch(() => undefined);
   let blocks: Array<{ bytes: number; blocks: string[] }>;
   try {
     blocks = paths.map((path) => {

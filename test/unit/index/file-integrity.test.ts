@@ -43,6 +43,11 @@ describe('index file fingerprints', () => {
     await expect(fingerprintFiles([big, join(tmp.dir, 'missing.bin')])).rejects.toThrow(/missing\.bin/);
   });
 
+  it('name a file that cannot be hashed past the size check, on both threads', async () => {
+    // a directory passes stat but not read: both threads fail, and neither failure goes unhandled
+    await expect(fingerprintFiles([big, tmp.dir])).rejects.toThrow(/EISDIR/);
+  });
+
   it('find a damaged block', async () => {
     const [rec] = await fingerprintFiles([big]);
     const files = { 'big.bin': rec as NonNullable<typeof rec> };
