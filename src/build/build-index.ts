@@ -16,7 +16,7 @@ import { fsyncFiles, syncInBackground, writeFileAtomic } from '../util/fs-durabl
 import type { Logger } from '../util/log.js';
 import { createProgress, formatBytes, formatCount, formatDuration } from '../util/progress.js';
 import { INDEX_FORMAT_VERSION, TOOL_VERSION } from '../version.js';
-import { dirBytes, recordFiles } from './file-records.js';
+import { dirBytes, filesBytes, recordFiles } from './file-records.js';
 import { commitPartial, liveDir, newBuildId, preparePartial } from './index-swap.js';
 
 /** The dense arm of a build, supplied by the encoder side (see encoder/dense-phase.ts). */
@@ -167,11 +167,14 @@ export async function buildIndex(opts: BuildOptions): Promise<BuildSummary> {
   writer.setMeta('build_id', buildId);
   writer.setMeta('manifest', JSON.stringify({ ...manifest, files: undefined }));
   writer.close();
-  const paths = fileNames.map((f) => join(dir, f));
-  opts.log.info(`checksumming ${formatBytes(filesBytes(paths))} of index files…`);
-  // the dense files have not been synced yet: their writeback runs while they are hashed, so the
-  // fsyncs before the swap find little left to do
-  const [, files] = await Promise.all([fsyncFiles(paths), recordFiles(dir, fileNames)]);
+  opts.log.info(`checksumming ${formatBytes(filesBytes(fileNames.map((f) => join(dir, f))))} of index files…`);
+  // the dense files alone have not been synced yet (the text phase's files were, and the meta
+  // update's commit synced the store): their writeback runs while they are hashed, so the fsyncs
+  // before the swap find little left to do
+  const [, files] = await Promise.all([
+    fsyncFiles((dense?.files ?? []).map((f) => join(dir, f))),
+    recordFiles(dir, fileNames),
+  ]);
   manifest.files = files;
   writeFileAtomic(join(dir, INDEX_FILES.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
   rmSync(join(dir, STATE_FILE), { force: true });
@@ -351,8 +354,4 @@ export function formatSummary(s: BuildSummary): string {
     `at ${s.dir}`,
   ];
   return parts.join('; ');
-}
-
-function filesBytes(paths: string[]): number {
-  return paths.reduce((sum, path) => sum + statSync(path).size, 0);
 }

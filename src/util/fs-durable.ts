@@ -14,16 +14,7 @@ export function fsyncPath(path: string): void {
 
 /** fsync several files at once, on libuv's thread pool (each call's work is the kernel's writeback of that file). */
 export async function fsyncFiles(paths: readonly string[]): Promise<void> {
-  await Promise.all(
-    paths.map(async (path) => {
-      const handle = await open(path, 'r');
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
-    }),
-  );
+  await Promise.all(paths.map((path) => syncInBackground(path).finish()));
 }
 
 /**
