@@ -96,6 +96,18 @@ let poolUsed: u32 = 0;
 let pCap: u32 = 0; // postings held before the caller must spill
 let pN: u32 = 0;
 
+// The vocabulary in term order (UTF-16 code-unit order, as compareTerms in
+// term-sort.ts): the ids of terms [0, sortedN), kept from one run to the next
+// so that a spill sorts only the terms new since the last one (orderTerms).
+// Sorting works on 16-byte keys (tpool offset, length, id) in `keys`.
+const KEY: usize = 16;
+const INSERTION_BELOW: u32 = 12;
+let sorted: usize = 0;
+let sortedCap: u32 = 0;
+let sortedN: u32 = 0;
+let keys: usize = 0;
+let keysCap: u32 = 0;
+
 // a run being written: records go to `out` (the caller writes it to the file
 // between calls); every SAMPLE_EVERY-th record's term id and offset in `out`
 // go to `samples`
@@ -106,8 +118,7 @@ let samples: usize = 0;
 let samplesCap: u32 = 0;
 let samplesN: u32 = 0;
 let records: u32 = 0;
-let order: usize = 0;
-let orderCap: u32 = 0;
+let samplesRoom: u32 = 0; // records `samples` has room for
 let touchSum: u32 = 0;
 
 /** Sets up an empty counter: at most `maxPostings` postings held before the caller spills, a table cleared past `tableEntries`. */
@@ -211,24 +222,179 @@ function clearState(st: usize): void {
 }
 
 /**
- * Room for a run's term order (`terms` ids, in the order their records are
- * written) and its samples; returns where the caller writes the order.
+ * Starts a run over the vocabulary in term order (orderTerms first): room
+ * for its samples. Returns the number of terms its records may come from.
  */
-export function beginRun(terms: u32): usize {
-  checkBytes(terms, 8);
-  if (terms > orderCap) {
-    if (order) heap.free(order);
+export function beginRun(): u32 {
+  if (sortedN != tcount) unreachable();
+  if (sortedN > samplesRoom) {
     if (samples) heap.free(samples);
-    orderCap = grownCap(orderCap, terms);
-    order = heap.alloc(<usize>orderCap * 4);
-    samples = heap.alloc(<usize>(orderCap / SAMPLE_EVERY + 2) * 8);
+    samplesRoom = grownCap(samplesRoom, sortedN);
+    samples = heap.alloc(<usize>(samplesRoom / SAMPLE_EVERY + 2) * 8);
   }
   records = 0;
-  return order;
+  return sortedN;
 }
 
 /**
- * Writes the records of order[from, to) that have postings (run record: u16
+ * Puts every term id in term order: the terms numbered since the last call
+ * (or since resetIds) are sorted by their code units (a multikey quicksort:
+ * each partition step reads one unit of each term, so terms that share long
+ * prefixes, as generated and real vocabularies do, are not compared from
+ * their start again and again) and merged into the order kept from before.
+ * Returns the number of terms ordered.
+ */
+export function orderTerms(): u32 {
+  const from = sortedN;
+  const n = tcount - from;
+  if (n == 0) return tcount;
+  checkBytes(tcount, 4);
+  checkBytes(n, <u32>KEY);
+  if (n > keysCap) {
+    if (keys) heap.free(keys);
+    keysCap = grownCap(keysCap, n);
+    keys = heap.alloc(<usize>keysCap * KEY);
+  }
+  for (let i: u32 = 0; i < n; i++) {
+    const st = tstate + <usize>(from + i) * STATE;
+    const k = keys + <usize>i * KEY;
+    store<u32>(k, load<u32>(st + S_POOL));
+    store<u32>(k, load<u32>(st + S_LEN), 4);
+    store<u32>(k, from + i, 8);
+  }
+  sortKeys(keys, n, 0);
+  if (tcount > sortedCap) {
+    const cap = grownCap(sortedCap, tcount);
+    sorted = moved(sorted, sortedN, cap, 4, false);
+    sortedCap = cap;
+  }
+  // merge from the back, in place: the kept order's ids move up as far as the new terms before them
+  let i = <i64>from - 1;
+  let j = <i64>n - 1;
+  let o = <i64>tcount - 1;
+  while (j >= 0) {
+    const k = keys + <usize>j * KEY;
+    if (i >= 0) {
+      const old = load<u32>(sorted + <usize>i * 4);
+      const st = tstate + <usize>old * STATE;
+      if (compareUnits(load<u32>(st + S_POOL), load<u32>(st + S_LEN), load<u32>(k), load<u32>(k, 4), 0) > 0) {
+        store<u32>(sorted + <usize>o * 4, old);
+        i--;
+        o--;
+        continue;
+      }
+    }
+    store<u32>(sorted + <usize>o * 4, load<u32>(k, 8));
+    j--;
+    o--;
+  }
+  sortedN = tcount;
+  return tcount;
+}
+
+/** Code unit `d` of the key at `k`, plus 1; 0 past its end (a prefix sorts first). */
+// @ts-ignore: decorator
+@inline
+function unitAt(k: usize, d: u32): u32 {
+  return d < load<u32>(k, 4) ? <u32>load<u16>(tpool + (<usize>load<u32>(k) + <usize>d) * 2) + 1 : 0;
+}
+
+/** Code-unit order of two terms (tpool offset and length each) that agree on their first `d` units. */
+function compareUnits(pa: u32, la: u32, pb: u32, lb: u32, d: u32): i32 {
+  const n = min(la, lb);
+  const a = tpool + <usize>pa * 2;
+  const b = tpool + <usize>pb * 2;
+  for (let i = d; i < n; i++) {
+    const x = <i32>load<u16>(a + <usize>i * 2);
+    const y = <i32>load<u16>(b + <usize>i * 2);
+    if (x != y) return x - y;
+  }
+  return <i32>la - <i32>lb;
+}
+
+// @ts-ignore: decorator
+@inline
+function swapKeys(a: usize, b: usize): void {
+  const x0 = load<u64>(a);
+  const x1 = load<u64>(a, 8);
+  store<u64>(a, load<u64>(b));
+  store<u64>(a, load<u64>(b, 8), 8);
+  store<u64>(b, x0);
+  store<u64>(b, x1, 8);
+}
+
+/**
+ * Sorts the `n` keys at `a`, which agree on their first `d` units (multikey
+ * quicksort, Bentley and Sedgewick 1997). Each step splits on unit `d` into
+ * less, equal and greater; the two smaller parts are sorted by recursion
+ * (each at most half the keys, so the depth stays under log2 n) and the
+ * largest by the loop.
+ */
+function sortKeys(a: usize, n: u32, d: u32): void {
+  while (n > 1) {
+    if (n < INSERTION_BELOW) {
+      for (let i: u32 = 1; i < n; i++) {
+        for (let j = i; j > 0; j--) {
+          const x = a + <usize>(j - 1) * KEY;
+          const y = x + KEY;
+          if (compareUnits(load<u32>(x), load<u32>(x, 4), load<u32>(y), load<u32>(y, 4), d) <= 0) break;
+          swapKeys(x, y);
+        }
+      }
+      return;
+    }
+    // pivot: the median unit of the first, middle and last keys
+    const u0 = unitAt(a, d);
+    const um = unitAt(a + <usize>(n >> 1) * KEY, d);
+    const ul = unitAt(a + <usize>(n - 1) * KEY, d);
+    const v = max(min(u0, um), min(max(u0, um), ul));
+    let lt: u32 = 0;
+    let i: u32 = 0;
+    let gt: u32 = n; // keys [gt, n) are greater
+    while (i < gt) {
+      const k = a + <usize>i * KEY;
+      const c = unitAt(k, d);
+      if (c < v) {
+        if (i != lt) swapKeys(a + <usize>lt * KEY, k);
+        lt++;
+        i++;
+      } else if (c > v) {
+        gt--;
+        swapKeys(k, a + <usize>gt * KEY);
+      } else {
+        i++;
+      }
+    }
+    const nLess = lt;
+    const nEqual = gt - lt;
+    const nGreater = n - gt;
+    const less = a;
+    const equal = a + <usize>lt * KEY;
+    const greater = a + <usize>gt * KEY;
+    // the equal part ends at unit d when v is 0: its keys are whole and alike, nothing left to sort
+    const equalLeft: u32 = v == 0 ? 0 : nEqual;
+    if (equalLeft >= nLess && equalLeft >= nGreater) {
+      sortKeys(less, nLess, d);
+      sortKeys(greater, nGreater, d);
+      a = equal;
+      n = equalLeft;
+      d++;
+    } else if (nLess >= nGreater) {
+      if (equalLeft > 1) sortKeys(equal, equalLeft, d + 1);
+      sortKeys(greater, nGreater, d);
+      a = less;
+      n = nLess;
+    } else {
+      if (equalLeft > 1) sortKeys(equal, equalLeft, d + 1);
+      sortKeys(less, nLess, d);
+      a = greater;
+      n = nGreater;
+    }
+  }
+}
+
+/**
+ * Writes the records of the term order's [from, to) that have postings (run record: u16
  * term bytes | term (UTF-8) | u32 df | u32 lastDoc | u32 nbytes | postings)
  * to `out` from its start, and forgets those terms' postings. Stops before a
  * record that would not fit after others and returns its index (the caller
@@ -239,7 +405,7 @@ export function writeRecords(from: u32, to: u32): u32 {
   outLen = 0;
   samplesN = 0;
   for (let i = from; i < to; i++) {
-    const st = tstate + <usize>load<u32>(order + <usize>i * 4) * STATE;
+    const st = tstate + <usize>load<u32>(sorted + <usize>i * 4) * STATE;
     const head = load<u32>(st + S_HEAD);
     if (head == 0) continue;
     const cur = load<u32>(st + S_CUR);
@@ -253,7 +419,7 @@ export function writeRecords(from: u32, to: u32): u32 {
       growOut(<u32>need);
     }
     if (records % SAMPLE_EVERY == 0) {
-      store<u32>(samples + <usize>samplesN * 8, load<u32>(order + <usize>i * 4));
+      store<u32>(samples + <usize>samplesN * 8, load<u32>(sorted + <usize>i * 4));
       store<u32>(samples + <usize>samplesN * 8, outLen, 4);
       samplesN++;
     }
@@ -345,6 +511,7 @@ export function resetIds(): void {
   memory.fill(tstate, 0, <usize>tcount * STATE);
   tcount = 0;
   tpoolUsed = 0;
+  sortedN = 0;
 }
 
 /** Where the caller writes a term of `len` UTF-16 code units for termOf (valid until the next call). */

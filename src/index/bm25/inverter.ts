@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import type { Analyzer } from '../../text/analyzer.js';
 import { writeAll, type RunFile } from './run-files.js';
 import { DEFAULT_RUN_BUFFER_BYTES, TermCounter } from './term-counter.js';
-import { compareKeyed, prefixKey, sortTermIds } from './term-sort.js';
 
 /** Terms an inverter remembers across runs before it starts a fresh vocabulary at a spill. */
 export const DEFAULT_VOCABULARY_CAP = 1 << 20;
@@ -19,20 +18,15 @@ export const DEFAULT_WORD_TABLE_ENTRIES = 1 << 20;
  * but need not be consecutive (a worker sees every other batch).
  *
  * The per-word work (finding each word's term, counting terms per chunk,
- * appending postings, writing the records) runs in WebAssembly
- * (`TermCounter`); the lists live in its memory, encoded as a run stores
- * them. This class orders the terms and names the runs.
+ * appending postings, ordering the terms, writing the records) runs in
+ * WebAssembly (`TermCounter`); the lists live in its memory, encoded as a run
+ * stores them. This class names the runs and bounds the vocabulary.
  *
- * The vocabulary (term ids, and the term order of the last spill) is kept
+ * The vocabulary (term ids, and their order as of the last spill) is kept
  * from one run to the next until it passes `vocabularyCap` terms: forgetting
  * it at every spill made each run look every word up again by string.
  */
 export class Inverter {
-  /** Ids of terms[0, sortedCount) in term order, as of the last spill. */
-  private sorted = new Int32Array(0);
-  private sortedCount = 0;
-  /** prefixKey of each term id below sortedCount (see term-sort.ts). */
-  private termKeys = new Float64Array(0);
   private readonly counter: TermCounter;
   private readonly one = new Uint32Array(1);
   private lastNum = -1;
@@ -75,62 +69,15 @@ export class Inverter {
     return this.counter.terms;
   }
 
-  /** Every term id in term order: the terms new since the last spill are sorted and merged into its order. */
-  private termOrder(): Int32Array {
-    const T = this.terms.length;
-    if (this.sortedCount === T) return this.sorted;
-    const terms = this.terms;
-    const keys = this.prefixKeys();
-    const fresh = sortTermIds(
-      Int32Array.from({ length: T - this.sortedCount }, (_, i) => this.sortedCount + i),
-      terms,
-      keys,
-    );
-    const old = this.sorted;
-    const merged = new Int32Array(T);
-    let i = 0;
-    let j = 0;
-    let k = 0;
-    while (i < this.sortedCount && j < fresh.length) {
-      const a = old[i] as number;
-      const b = fresh[j] as number;
-      if (compareKeyed(a, b, terms, keys) <= 0) {
-        merged[k++] = a;
-        i++;
-      } else {
-        merged[k++] = b;
-        j++;
-      }
-    }
-    while (i < this.sortedCount) merged[k++] = old[i++] as number;
-    while (j < fresh.length) merged[k++] = fresh[j++] as number;
-    this.sorted = merged;
-    this.sortedCount = T;
-    return merged;
-  }
-
-  /** termKeys, extended to every term id. */
-  private prefixKeys(): Float64Array {
-    const T = this.terms.length;
-    if (this.termKeys.length < T) {
-      const grown = new Float64Array(Math.max(T, 2 * this.termKeys.length));
-      grown.set(this.termKeys);
-      this.termKeys = grown;
-    }
-    for (let id = this.sortedCount; id < T; id++) this.termKeys[id] = prefixKey(this.terms[id] as string);
-    return this.termKeys;
-  }
-
   /** Writes the in-memory postings as a sorted run file and starts a new run. */
   spill(): void {
     if (this.counter.held === 0) return;
     const path = join(this.tempDir, `${this.runPrefix}-${String(this.runs.length).padStart(5, '0')}.run`);
-    const order = this.termOrder();
     const terms = this.terms;
     const fd = openSync(path, 'w');
     let run: { bytes: number; samples: Array<[number, number]> };
     try {
-      run = this.counter.writeRun(order, (bytes) => writeAll(fd, bytes));
+      run = this.counter.writeRun((bytes) => writeAll(fd, bytes));
     } finally {
       closeSync(fd);
     }
@@ -142,12 +89,7 @@ export class Inverter {
     this.spilledPostings += this.counter.held;
     this.counter.clearPostings();
     // a vocabulary past its cap starts over: memory stays bounded, not O(corpus)
-    if (this.terms.length > this.vocabularyCap) {
-      this.sorted = new Int32Array(0);
-      this.sortedCount = 0;
-      this.termKeys = new Float64Array(0);
-      this.counter.resetIds();
-    }
+    if (this.terms.length > this.vocabularyCap) this.counter.resetIds();
   }
 
   get inMemory(): number {

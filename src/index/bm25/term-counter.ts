@@ -24,7 +24,8 @@ interface CounterExports {
   spansPtr(): number;
   docsPtr(): number;
   postings(): number;
-  beginRun(terms: number): number;
+  orderTerms(): number;
+  beginRun(): number;
   writeRecords(from: number, to: number): number;
   outPtr(): number;
   outLength(): number;
@@ -167,16 +168,16 @@ export class TermCounter {
 
   /**
    * Writes the postings held as run records (see run-files.ts), one per term
-   * with postings, in the order of `order` (every term id), handing the bytes
-   * to `write` a few MB at a time (a view of the module's memory, valid during
-   * the call). Returns the run's size and every SAMPLE_EVERY-th record's term
-   * id and offset. Call `clearPostings` after.
+   * with postings, in term order (`compareTerms`: the module keeps every
+   * term id in that order and sorts only the terms new since the last run
+   * into it), handing the bytes to `write` a few MB at a time (a view of the
+   * module's memory, valid during the call). Returns the run's size and every
+   * SAMPLE_EVERY-th record's term id and offset. Call `clearPostings` after.
    */
-  writeRun(order: Int32Array, write: (bytes: Uint8Array) => void): { bytes: number; samples: Array<[number, number]> } {
-    const total = order.length;
-    const at = guarded(() => this.ex.beginRun(total)) >> 2;
+  writeRun(write: (bytes: Uint8Array) => void): { bytes: number; samples: Array<[number, number]> } {
+    guarded(() => this.ex.orderTerms());
+    const total = this.ex.beginRun();
     this.refresh();
-    this.i32.set(order, at);
     const samples: Array<[number, number]> = [];
     let bytes = 0;
     let i = 0;
@@ -200,7 +201,7 @@ export class TermCounter {
     this.ex.clearPostings();
   }
 
-  /** Forgets every term and term id (a new vocabulary); word forms stay cached and are renumbered on sight. */
+  /** Forgets every term, term id and the term order (a new vocabulary); word forms stay cached and are renumbered on sight. */
   resetIds(): void {
     this.ex.resetIds();
     this.terms = [];

@@ -6,6 +6,7 @@ import { Inverter } from '../../../src/index/bm25/inverter.js';
 import { MAX_TERM_UNITS, guarded } from '../../../src/index/bm25/term-counter.js';
 import { mergeRuns } from '../../../src/index/bm25/merge.js';
 import { decodePostings } from '../../../src/index/bm25/postings-codec.js';
+import { compareTerms } from '../../../src/index/bm25/term-sort.js';
 import {
   FileWriter,
   RunReader,
@@ -255,6 +256,55 @@ describe('BM25 term counter (WebAssembly)', () => {
     expect(recs.map((r) => [r.df, r.lastDoc])).toEqual(
       order.map((t) => (t === 'x\ud800' || t === '東'.repeat(255) ? [2, 3] : [1, 0])),
     );
+  });
+
+  it("writes every run in the merge's term order, sorting new terms into the order kept from the runs before", () => {
+    // well-formed terms (records hold UTF-8): shared prefixes of every length, units past the
+    // surrogates (U+FF5A sorts after an astral character's first unit), prefixes of one another
+    const term = fc.oneof(
+      fc.stringMatching(/^[a-z0-9]{1,9}$/),
+      fc.stringMatching(/^(inter|const|ab|kkkkkkkkkkkk)[a-zé]{0,4}$/),
+      fc.string({ unit: fc.constantFrom('a', 'b', 'é', 'ｚ', '😀', '東'), minLength: 1, maxLength: 7 }),
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 5 }),
+    );
+    let k = 0;
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(term, { minLength: 1, maxLength: 400 }),
+        fc.integer({ min: 1, max: 5 }),
+        (terms, runs) => {
+          const dir = join(tmp.dir, `order${k++}`);
+          mkdirSync(dir, { recursive: true });
+          const inverter = new Inverter(numberedAnalyzer(terms), 1 << 20, dir, 'r', 1 << 20, 1 << 20, 64);
+          // run r brings in the terms up to its share (the ones before stay in the vocabulary)
+          // and uses every other term seen so far
+          for (let r = 0; r < runs; r++) {
+            const upTo = Math.ceil((terms.length * (r + 1)) / runs);
+            const used = Array.from({ length: upTo }, (_, i) => i).filter((i) => i >= upTo - 10 || i % 2 === r % 2);
+            inverter.add(r, used.reverse().join(' '));
+            inverter.spill();
+            const got = records((inverter.runs[r] as RunFile).path).map((rec) => rec.term);
+            expect(got).toEqual(used.map((i) => terms[i] as string).sort(compareTerms));
+          }
+        },
+      ),
+      { numRuns: 300 },
+    );
+    // a vocabulary like the generated corpus's (syllables: long shared prefixes), 30,000 terms
+    const syllables = ['mar', 'nor', 'jun', 'ka', 'ru', 'zel', 'lo', 'vin', 'ste', 'n'];
+    const big = new Set<string>();
+    for (let i = 0; big.size < 30_000; i++) {
+      let t = '';
+      for (let x = i * 2654435761; t.length < 12; x = Math.floor(x / 10)) t += syllables[x % 10];
+      big.add(t.slice(0, 4 + (i % 9)));
+    }
+    const terms = [...big];
+    const dir = join(tmp.dir, 'order-big');
+    mkdirSync(dir, { recursive: true });
+    const inverter = new Inverter(numberedAnalyzer(terms), 1 << 20, dir, 'r', 1 << 20, 1 << 20);
+    inverter.add(0, terms.map((_, i) => i).join(' '));
+    inverter.spill();
+    expect(records((inverter.runs[0] as RunFile).path).map((r) => r.term)).toEqual([...terms].sort(compareTerms));
   });
 
   it('writes a term of the longest UTF-8 length a record holds and refuses a longer one, naming the analyzer', () => {
