@@ -176,7 +176,7 @@ export class TermCounter {
    */
   writeRun(write: (bytes: Uint8Array) => void): { bytes: number; samples: Array<[number, number]> } {
     guarded(() => this.ex.orderTerms());
-    const total = this.ex.beginRun();
+    const total = guarded(() => this.ex.beginRun());
     this.refresh();
     const samples: Array<[number, number]> = [];
     let bytes = 0;
