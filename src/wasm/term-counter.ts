@@ -99,14 +99,12 @@ let pN: u32 = 0;
 // The vocabulary in term order (UTF-16 code-unit order, as compareTerms in
 // term-sort.ts): the ids of terms [0, sortedN), kept from one run to the next
 // so that a spill sorts only the terms new since the last one (orderTerms).
-// Sorting works on 16-byte keys (tpool offset, length, id) in `keys`.
+// Sorting works on 16-byte keys (tpool offset, length, id).
 const KEY: usize = 16;
 const INSERTION_BELOW: u32 = 12;
 let sorted: usize = 0;
 let sortedCap: u32 = 0;
 let sortedN: u32 = 0;
-let keys: usize = 0;
-let keysCap: u32 = 0;
 
 // a run being written: records go to `out` (the caller writes it to the file
 // between calls); every SAMPLE_EVERY-th record's term id and offset in `out`
@@ -250,11 +248,8 @@ export function orderTerms(): u32 {
   if (n == 0) return tcount;
   checkBytes(tcount, 4);
   checkBytes(n, <u32>KEY);
-  if (n > keysCap) {
-    if (keys) heap.free(keys);
-    keysCap = grownCap(keysCap, n);
-    keys = heap.alloc(<usize>keysCap * KEY);
-  }
+  // the keys live only for this call: freed after it, their room serves the next growth of any region
+  const keys = heap.alloc(<usize>n * KEY);
   for (let i: u32 = 0; i < n; i++) {
     const st = tstate + <usize>(from + i) * STATE;
     const k = keys + <usize>i * KEY;
@@ -288,6 +283,7 @@ export function orderTerms(): u32 {
     j--;
     o--;
   }
+  heap.free(keys);
   sortedN = tcount;
   return tcount;
 }
