@@ -113,10 +113,9 @@ let out: usize = 0;
 let outCap: u32 = 0;
 let outLen: u32 = 0;
 let samples: usize = 0;
-let samplesCap: u32 = 0;
+let samplesCap: u32 = 0; // records `samples` has room for
 let samplesN: u32 = 0;
 let records: u32 = 0;
-let samplesRoom: u32 = 0; // records `samples` has room for
 let touchSum: u32 = 0;
 
 /** Sets up an empty counter: at most `maxPostings` postings held before the caller spills, a table cleared past `tableEntries`. */
@@ -220,18 +219,19 @@ function clearState(st: usize): void {
 }
 
 /**
- * Starts a run over the vocabulary in term order (orderTerms first): room
- * for its samples. Returns the number of terms its records may come from.
+ * Starts a run: puts every term in term order (orderTerms) and makes room
+ * for the run's samples. Returns the number of terms its records may come
+ * from.
  */
 export function beginRun(): u32 {
-  if (sortedN != tcount) unreachable();
-  if (sortedN > samplesRoom) {
+  const terms = orderTerms();
+  if (terms > samplesCap) {
     if (samples) heap.free(samples);
-    samplesRoom = grownCap(samplesRoom, sortedN);
-    samples = heap.alloc(<usize>(samplesRoom / SAMPLE_EVERY + 2) * 8);
+    samplesCap = grownCap(samplesCap, terms);
+    samples = heap.alloc(<usize>(samplesCap / SAMPLE_EVERY + 2) * 8);
   }
   records = 0;
-  return sortedN;
+  return terms;
 }
 
 /**
@@ -242,7 +242,7 @@ export function beginRun(): u32 {
  * their start again and again) and merged into the order kept from before.
  * Returns the number of terms ordered.
  */
-export function orderTerms(): u32 {
+function orderTerms(): u32 {
   const from = sortedN;
   const n = tcount - from;
   if (n == 0) return tcount;

@@ -24,7 +24,6 @@ interface CounterExports {
   spansPtr(): number;
   docsPtr(): number;
   postings(): number;
-  orderTerms(): number;
   beginRun(): number;
   writeRecords(from: number, to: number): number;
   outPtr(): number;
@@ -175,7 +174,6 @@ export class TermCounter {
    * SAMPLE_EVERY-th record's term id and offset. Call `clearPostings` after.
    */
   writeRun(write: (bytes: Uint8Array) => void): { bytes: number; samples: Array<[number, number]> } {
-    guarded(() => this.ex.orderTerms());
     const total = guarded(() => this.ex.beginRun());
     this.refresh();
     const samples: Array<[number, number]> = [];
