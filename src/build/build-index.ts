@@ -6,6 +6,7 @@ import { Bm25Builder, postingsPerThread, type Bm25BuildStats } from '../index/bm
 import type { Bm25Params } from '../index/bm25/scoring.js';
 import { MAX_COUNTER_POSTINGS } from '../index/bm25/term-counter.js';
 import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
+import { filesBytes } from '../index/file-integrity.js';
 import type { DenseManifest, Manifest } from '../index/manifest.js';
 import { chunkDocument, wordCounter, type TokenCounter } from '../ingest/chunker.js';
 import { readCorpusBatches } from '../ingest/readers.js';
@@ -16,7 +17,7 @@ import { fsyncFiles, syncInBackground, writeFileAtomic } from '../util/fs-durabl
 import type { Logger } from '../util/log.js';
 import { createProgress, formatBytes, formatCount, formatDuration } from '../util/progress.js';
 import { INDEX_FORMAT_VERSION, TOOL_VERSION } from '../version.js';
-import { dirBytes, filesBytes, recordFiles } from './file-records.js';
+import { dirBytes, recordFiles } from './file-records.js';
 import { commitPartial, liveDir, newBuildId, preparePartial } from './index-swap.js';
 
 /** The dense arm of a build, supplied by the encoder side (see encoder/dense-phase.ts). */

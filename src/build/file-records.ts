@@ -9,11 +9,6 @@ export async function recordFiles(dir: string, names: string[]): Promise<Record<
   return Object.fromEntries(names.map((name, i) => [name, records[i] as FileRecord]));
 }
 
-/** The total size of `paths`. */
-export function filesBytes(paths: readonly string[]): number {
-  return paths.reduce((sum, path) => sum + statSync(path).size, 0);
-}
-
 export function dirBytes(dir: string): number {
   let total = 0;
   for (const name of readdirSync(dir)) {

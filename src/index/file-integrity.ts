@@ -40,6 +40,11 @@ export function wholeFileHash(path: string): WholeFileHash {
   return { bytes, sha256: whole.digest('hex') };
 }
 
+/** The total size of `paths`. */
+export function filesBytes(paths: readonly string[]): number {
+  return paths.reduce((sum, path) => sum + statSync(path).size, 0);
+}
+
 /** Below this many bytes in all, fingerprintFiles hashes on the calling thread alone (a worker takes tens of ms to start). */
 const PARALLEL_FROM_BYTES = 64 * 2 ** 20;
 
@@ -50,8 +55,7 @@ const PARALLEL_FROM_BYTES = 64 * 2 ** 20;
  * (860 MiB) took 1.1 s on one thread.
  */
 export async function fingerprintFiles(paths: readonly string[]): Promise<FileRecord[]> {
-  const total = paths.reduce((sum, path) => sum + statSync(path).size, 0);
-  if (total < PARALLEL_FROM_BYTES) return paths.map((path) => fingerprintFile(path));
+  if (filesBytes(paths) < PARALLEL_FROM_BYTES) return paths.map((path) => fingerprintFile(path));
   const worker = new Worker(builtFileUrl('./hash-worker.js', import.meta.url), { workerData: { paths } });
   const wholes = new Promise<WholeFileHash[]>((resolve, reject) => {
     worker.once('message', resolve);
