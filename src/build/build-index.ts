@@ -6,7 +6,8 @@ import { Bm25Builder, postingsPerThread, type Bm25BuildStats } from '../index/bm
 import type { Bm25Params } from '../index/bm25/scoring.js';
 import { MAX_COUNTER_POSTINGS } from '../index/bm25/term-counter.js';
 import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
-import { filesBytes } from '../index/file-integrity.js';
+import { filesBytes, verifyFiles } from '../index/file-integrity.js';
+import { lockBuild } from './build-lock.js';
 import type { DenseManifest, Manifest } from '../index/manifest.js';
 import { chunkDocument, wordCounter, type TokenCounter } from '../ingest/chunker.js';
 import { readCorpusBatches } from '../ingest/readers.js';
@@ -90,6 +91,15 @@ const INLINE_BELOW_BYTES = 32 * 2 ** 20;
  */
 export async function buildIndex(opts: BuildOptions): Promise<BuildSummary> {
   validateCorpusName(opts.name);
+  const lock = lockBuild(opts.indexDir, opts.name);
+  try {
+    return await buildLocked(opts);
+  } finally {
+    lock.release();
+  }
+}
+
+async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
   const started = performance.now();
   const input = resolve(opts.input);
   const key = stateKey(opts, input);
@@ -178,6 +188,7 @@ export async function buildIndex(opts: BuildOptions): Promise<BuildSummary> {
   ]);
   manifest.files = files;
   writeFileAtomic(join(dir, INDEX_FILES.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
+  verifyBeforePublish(dir, manifest);
   rmSync(join(dir, STATE_FILE), { force: true });
   const finalDir = commitPartial(opts.indexDir, opts.name, buildId);
 
@@ -308,6 +319,25 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
     // after SQLite's close (see syncInBackground); a failure shows again in the fsync after the phase
     await storeSync?.finish().catch(() => undefined);
   }
+}
+
+/**
+ * The last check before the swap: every file has its recorded size and its
+ * first, last and some random 64 MiB blocks their recorded hashes, so a good
+ * live index is never replaced by one that would fail its own checksum.
+ */
+function verifyBeforePublish(dir: string, manifest: Manifest): void {
+  const hint = 'the build was not published (the previous index, if any, still serves): run the build again';
+  for (const [name, rec] of Object.entries(manifest.files)) {
+    const size = statSync(join(dir, name)).size;
+    if (size !== rec.bytes) {
+      throw new RetrieverError(
+        'BUILD',
+        `${join(dir, name)} changed while it was checksummed (${size} bytes, recorded ${rec.bytes}): ${hint}`,
+      );
+    }
+  }
+  verifyFiles(dir, manifest.files, 'sample', hint);
 }
 
 /** Everything that changes the result of the text phase, and the dense settings. */

@@ -354,6 +354,17 @@ function rebuildCommand(argv: string[]): string {
 }
 
 export async function run(): Promise<void> {
-  await runMain(PROG, () => main(hideBin(process.argv)));
+  const argv = hideBin(process.argv);
+  const onSignal = (signal: NodeJS.Signals): void => {
+    // finished phases are kept in the partial directory and nothing was published
+    process.stderr.write(
+      `\n${PROG}: interrupted by ${signal}; nothing was published (the previous index, if any, still serves). ` +
+        `Resume with: ${rebuildCommand(argv)} --resume\n`,
+    );
+    process.exit(signal === 'SIGINT' ? 130 : 143);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  await runMain(PROG, () => main(argv));
   exitWhenDone(PROG);
 }

@@ -1,0 +1,114 @@
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join } from 'node:path';
+import { RetrieverError } from '../errors.js';
+
+interface LockInfo {
+  pid: number;
+  host: string;
+  started: string;
+}
+
+export interface BuildLock {
+  readonly path: string;
+  release(): void;
+}
+
+/**
+ * One build of an index name at a time. Two builds of the same name shared
+ * `.NAME.partial` and could publish each other's half-written files (the
+ * outside probe saw a good index replaced by one failing its own checksum).
+ * The lock is `.NAME.lock` beside the partial directory, made with an
+ * exclusive create (O_EXCL) and held for the whole build; it records the
+ * holder's PID, so a second build is refused at once with that PID, and a
+ * lock left by a process that no longer runs on this host (killed with -9)
+ * is taken over.
+ */
+export function lockBuild(indexDir: string, name: string): BuildLock {
+  mkdirSync(indexDir, { recursive: true });
+  const path = join(indexDir, `.${name}.lock`);
+  for (let attempt = 0; attempt < 2; attempt++) {
+    const fd = tryCreate(path);
+    if (fd !== undefined) {
+      const info: LockInfo = { pid: process.pid, host: hostname(), started: new Date().toISOString() };
+      writeSync(fd, `${JSON.stringify(info)}\n`);
+      closeSync(fd);
+      let released = false;
+      return {
+        path,
+        release: () => {
+          if (released) return;
+          released = true;
+          if (readLock(path)?.pid === process.pid) rmSync(path, { force: true });
+        },
+      };
+    }
+    const holder = readLock(path);
+    if (!holder && youngerThan(path, UNREADABLE_GRACE_MS)) {
+      // its writer is between the create and the write of its PID
+      throw new RetrieverError('BUILD', `another build of ${name} is starting (${path}): wait for it to finish`);
+    }
+    if (holder && holderRuns(holder)) {
+      throw new RetrieverError(
+        'BUILD',
+        `another build of ${name} is running (pid ${holder.pid} on ${holder.host}, started ${holder.started}): ` +
+          `wait for it to finish or stop it; if no such build runs, remove ${path}`,
+      );
+    }
+    // stale (or unreadable, e.g. its writer died between create and write): move it aside and retry once;
+    // of two builds taking over at once, one rename fails and that build finds the other's new lock
+    try {
+      renameSync(path, `${path}.stale-${process.pid}`);
+      rmSync(`${path}.stale-${process.pid}`, { force: true });
+    } catch {
+      // another build took it over first
+    }
+  }
+  const holder = readLock(path);
+  throw new RetrieverError(
+    'BUILD',
+    `another build of ${name} holds ${path}${holder ? ` (pid ${holder.pid})` : ''}: wait for it to finish`,
+  );
+}
+
+/** An unreadable lock younger than this may be one whose PID is being written. */
+const UNREADABLE_GRACE_MS = 10_000;
+
+function youngerThan(path: string, ms: number): boolean {
+  try {
+    return Date.now() - statSync(path).mtimeMs < ms;
+  } catch {
+    return false;
+  }
+}
+
+function tryCreate(path: string): number | undefined {
+  try {
+    return openSync(path, 'wx');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    throw new RetrieverError('IO', `cannot create the build lock ${path}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+function readLock(path: string): LockInfo | undefined {
+  try {
+    const info = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockInfo>;
+    if (typeof info.pid !== 'number') return undefined;
+    return { pid: info.pid, host: String(info.host ?? ''), started: String(info.started ?? '') };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether the lock's holder still runs; a holder on another host (a shared disk) is assumed to. */
+function holderRuns(info: LockInfo): boolean {
+  if (info.host !== hostname()) return true;
+  if (info.pid === process.pid) return true;
+  try {
+    process.kill(info.pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
