@@ -1,8 +1,11 @@
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Retriever } from '../search/retriever.js';
 import type { Logger } from '../util/log.js';
 import { createServer } from './create-server.js';
+import { StdioTransport } from './stdio-transport.js';
 import type { Guard } from './tool-context.js';
+
+/** The SDK's own line limit, kept: a larger message is refused, not the session ended. */
+const MAX_LINE_BYTES = 10 * 2 ** 20;
 
 /** Serves MCP over stdin/stdout until stdin closes or a signal arrives. */
 export async function serveStdio(
@@ -10,9 +13,14 @@ export async function serveStdio(
   maxBatchQueries: number,
   guard: Guard,
   log: Logger,
+  maxPending: number,
 ): Promise<void> {
   const { server, close } = createServer({ retriever, maxBatchQueries, guard });
-  const transport = new StdioServerTransport();
+  const transport = new StdioTransport(process.stdin, process.stdout, {
+    maxLineBytes: MAX_LINE_BYTES,
+    maxPending,
+    warn: (m) => log.warn(m),
+  });
   let closing = false;
   const shutdown = async (why: string): Promise<void> => {
     if (closing) return;

@@ -1,0 +1,168 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Readable, Writable } from 'node:stream';
+
+export interface StdioTransportOptions {
+  /** Longest JSON-RPC line accepted, bytes; a longer one is answered with an error and skipped. */
+  maxLineBytes: number;
+  /** Requests handed to the server at once; further lines wait, and stdin pauses (backpressure). */
+  maxPending: number;
+  /** Where refused lines are reported (stderr: stdout belongs to MCP). */
+  warn: (message: string) => void;
+}
+
+/**
+ * MCP over stdin/stdout, one JSON-RPC message a line. The SDK's transport
+ * ended the session on a line over its 10 MiB buffer (exit 0, no word why),
+ * let any burst through at once (a client sending 5,000 requests had 78%
+ * refused by admission control) and added a 'drain' listener per message
+ * under output pressure. This one skips an oversized line with a JSON-RPC
+ * error and goes on, answers unparseable lines with a parse error, holds at
+ * most `maxPending` requests in the server and pauses stdin beyond that, so
+ * a burst is slowed rather than refused, and waits for one 'drain' at a time.
+ */
+export class StdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport['onmessage'];
+
+  private parts: Buffer[] = [];
+  private partBytes = 0;
+  /** Bytes of an oversized line still being skipped, or -1 when not skipping. */
+  private skipping = -1;
+  private readonly waiting: JSONRPCMessage[] = [];
+  private pending = 0;
+  private drained: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly stdin: Readable,
+    private readonly stdout: Writable,
+    private readonly opts: StdioTransportOptions,
+  ) {}
+
+  async start(): Promise<void> {
+    this.stdin.on('data', this.onData);
+    this.stdin.on('error', this.onStreamError);
+    this.stdin.on('end', this.onEnd);
+  }
+
+  get pendingRequests(): number {
+    return this.pending;
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return;
+    if (isResponse(message)) {
+      this.pending = Math.max(0, this.pending - 1);
+      this.deliverWaiting();
+    }
+    await this.writeLine(JSON.stringify(message));
+  }
+
+  private async writeLine(json: string): Promise<void> {
+    while (this.drained) await this.drained;
+    if (this.closed) return;
+    if (!this.stdout.write(`${json}\n`)) {
+      this.drained = new Promise((resolve) =>
+        this.stdout.once('drain', () => {
+          this.drained = undefined;
+          resolve();
+        }),
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.stdin.off('data', this.onData);
+    this.stdin.off('error', this.onStreamError);
+    this.stdin.off('end', this.onEnd);
+    this.stdin.pause();
+    this.parts = [];
+    this.waiting.length = 0;
+    this.onclose?.();
+  }
+
+  private readonly onData = (chunk: Buffer): void => {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      if (nl === -1) break;
+      this.addPart(chunk.subarray(start, nl));
+      this.endLine();
+      start = nl + 1;
+    }
+    if (start < chunk.length) this.addPart(chunk.subarray(start));
+    this.deliverWaiting();
+  };
+
+  private readonly onStreamError = (err: Error): void => this.onerror?.(err);
+  private readonly onEnd = (): void => void this.close();
+
+  private addPart(part: Buffer): void {
+    if (part.length === 0) return;
+    if (this.skipping >= 0) {
+      this.skipping += part.length;
+      return;
+    }
+    if (this.partBytes + part.length > this.opts.maxLineBytes) {
+      this.skipping = this.partBytes + part.length;
+      this.parts = [];
+      this.partBytes = 0;
+      return;
+    }
+    this.parts.push(Buffer.from(part)); // a copy: the chunk's memory is not kept alive by a slice
+    this.partBytes += part.length;
+  }
+
+  private endLine(): void {
+    if (this.skipping >= 0) {
+      const bytes = this.skipping;
+      this.skipping = -1;
+      this.refuse(
+        -32600,
+        `a message of ${bytes} bytes is over the limit of ${this.opts.maxLineBytes} bytes a line: send smaller requests`,
+      );
+      return;
+    }
+    const line = Buffer.concat(this.parts).toString('utf8').replace(/\r$/, '');
+    this.parts = [];
+    this.partBytes = 0;
+    if (line.trim() === '') return;
+    let message: JSONRPCMessage;
+    try {
+      message = JSONRPCMessageSchema.parse(JSON.parse(line));
+    } catch {
+      this.refuse(-32700, 'Parse error: each line must be one JSON-RPC 2.0 message');
+      return;
+    }
+    this.waiting.push(message);
+  }
+
+  /** Hands waiting messages to the server while fewer than maxPending requests are in it. */
+  private deliverWaiting(): void {
+    while (this.waiting.length > 0 && !this.closed) {
+      const next = this.waiting[0] as JSONRPCMessage;
+      const request = 'method' in next && 'id' in next;
+      if (request && this.pending >= this.opts.maxPending) break;
+      this.waiting.shift();
+      if (request) this.pending++;
+      this.onmessage?.(next);
+    }
+    // read no further than one window of requests ahead
+    if (this.waiting.length >= this.opts.maxPending) this.stdin.pause();
+    else if (this.stdin.isPaused()) this.stdin.resume();
+  }
+
+  private refuse(code: number, message: string): void {
+    this.opts.warn(`stdio: ${message}`);
+    // id null: the request's own id is unknown (JSON-RPC 2.0, section 5)
+    void this.writeLine(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
+  }
+}
+
+function isResponse(m: JSONRPCMessage): boolean {
+  return !('method' in m) && 'id' in m && m.id !== null;
+}
