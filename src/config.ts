@@ -40,6 +40,8 @@ export const DEFAULTS = {
   bm25Threads: 1,
   /** Cached search results (corpus, mode, top_k, filter, query). */
   resultCacheSize: 10_000,
+  /** Heap the cached results may hold, MiB (a top-100 list of 500-word passages is ≈ 0.6 MB). */
+  resultCacheMb: 256,
   /** Cached query vectors per encoder. */
   vectorCacheSize: 10_000,
   /** Encoder micro-batching: most queries per batch, longest wait, queue bound. */
@@ -52,8 +54,14 @@ export const DEFAULTS = {
   deadlineMs: 30_000,
   maxInFlight: 1024,
   maxBodyBytes: 1 << 20,
-  sessionTtlMs: 15 * 60_000,
-  maxSessions: 10_000,
+  /** Open TCP connections; past it the longest-idle one is closed (RELIABILITY.md "Connections"). */
+  maxConnections: 4096,
+  /** A connection must send a request's headers within this, ms. */
+  headersTimeoutMs: 10_000,
+  /** MCP sessions idle this long are closed, s; each holds ≈ 150 KB. */
+  sessionTtlS: 600,
+  /** Open MCP sessions at most; past it an initialize is answered statelessly (no session id). */
+  maxSessions: 1000,
   drainMs: 30_000,
   /** BM25 inversion threads for build-index (the main thread parses and writes SQLite meanwhile). */
   buildThreads: Math.max(1, Math.min(4, availableParallelism())),

@@ -1,4 +1,5 @@
 import { RetrieverError } from '../errors.js';
+import { BoundedLru, stringBytes } from '../util/lru.js';
 import type { QueryEncoder } from '../search/types.js';
 
 export interface MicroBatchOptions {
@@ -10,6 +11,8 @@ export interface MicroBatchOptions {
   maxQueue: number;
   /** Query vectors kept for repeated queries (0 disables). */
   cacheSize: number;
+  /** Heap the kept vectors and their query texts may hold, bytes (default 64 MiB). */
+  cacheBytes?: number;
   onBatch?: (size: number) => void;
   onQueue?: (depth: number) => void;
 }
@@ -31,12 +34,22 @@ export class MicroBatcher implements QueryEncoder {
   private queue: Waiting[] = [];
   private busy = false;
   private timer: NodeJS.Timeout | undefined;
-  private readonly cache = new Map<string, Float32Array>();
+  private readonly cache: BoundedLru<Float32Array>;
 
   constructor(
     private readonly inner: QueryEncoder,
     private readonly opts: MicroBatchOptions,
-  ) {}
+  ) {
+    this.cache = new BoundedLru(
+      { maxEntries: opts.cacheSize, maxBytes: opts.cacheBytes ?? 64 * 2 ** 20 },
+      (text, v) => stringBytes(text) + v.byteLength + 96,
+    );
+  }
+
+  /** The query-vector cache, for metrics. */
+  get vectorCache(): { readonly size: number; readonly bytes: number } {
+    return this.cache;
+  }
 
   get id(): string {
     return this.inner.id;
@@ -64,9 +77,6 @@ export class MicroBatcher implements QueryEncoder {
     for (const text of texts) {
       const hit = this.cache.get(text);
       if (hit) {
-        // refresh LRU position
-        this.cache.delete(text);
-        this.cache.set(text, hit);
         out.push(Promise.resolve(hit));
         continue;
       }
@@ -132,9 +142,7 @@ export class MicroBatcher implements QueryEncoder {
   }
 
   private remember(text: string, v: Float32Array): void {
-    if (this.opts.cacheSize <= 0) return;
     this.cache.set(text, v);
-    if (this.cache.size > this.opts.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
   }
 }
 

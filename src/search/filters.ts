@@ -1,6 +1,7 @@
-import { RetrieverError } from '../errors.js';
+import { describeValue, RetrieverError } from '../errors.js';
 import type { ChunkStore, FilterSpec } from '../store/chunk-store.js';
 import type { ChunkFilter } from './types.js';
+import { BoundedLru, stringBytes, type LruLimits } from '../util/lru.js';
 
 /**
  * Metadata filters for search: {source?, category?, published_after?,
@@ -49,17 +50,20 @@ export function parseFilter(raw: unknown): ParsedFilter | undefined {
   for (const k of ['published_after', 'published_before'] as const) {
     const v = o[k];
     if (v === undefined || v === null) continue;
-    if (typeof v !== 'string' || !DATE_RE.test(v) || Number.isNaN(Date.parse(v))) {
+    if (typeof v !== 'string' || !DATE_RE.test(v) || Number.isNaN(Date.parse(v)) || !isCalendarDate(v)) {
       throw new RetrieverError(
         'BAD_INPUT',
-        `filter.${k} must be a date like 2023-10-01 or 2023-10-01T12:00:00Z, got ${JSON.stringify(v).slice(0, 60)}`,
+        `filter.${k} must be a date like 2023-10-01 or 2023-10-01T12:00:00Z, got ${describeValue(v)}`,
       );
     }
     // a date-only upper bound includes that day: compare against the next midnight
     spec[k] = k === 'published_before' && v.length === 10 ? nextDay(v) : new Date(v).toISOString();
     if (k === 'published_before' && v.length === 10) spec.beforeExclusive = true;
   }
-  if (spec.published_after && spec.published_before && spec.published_after > spec.published_before) {
+  // a date-only upper bound is exclusive of the next midnight, so an equal pair is empty too
+  const after = spec.published_after;
+  const before = spec.published_before;
+  if (after && before && (after > before || (after === before && spec.beforeExclusive))) {
     throw new RetrieverError(
       'BAD_INPUT',
       'filter.published_after is later than filter.published_before: no date can match',
@@ -69,31 +73,43 @@ export function parseFilter(raw: unknown): ParsedFilter | undefined {
   return { spec, key: JSON.stringify(spec) };
 }
 
+/** 2023-02-30 parses (as March 2): the day must exist in its month, and times must be in range. */
+function isCalendarDate(v: string): boolean {
+  const [y, m, d] = v.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const day = new Date(Date.UTC(y, m - 1, d));
+  if (day.getUTCFullYear() !== y || day.getUTCMonth() !== m - 1 || day.getUTCDate() !== d) return false;
+  const time = /[T ](\d{2}):(\d{2})(?::(\d{2}))?/.exec(v);
+  return !time || (Number(time[1]) < 24 && Number(time[2]) < 60 && Number(time[3] ?? 0) < 60);
+}
+
 function nextDay(date: string): string {
   const d = new Date(`${date}T00:00:00Z`);
   d.setUTCDate(d.getUTCDate() + 1);
   return d.toISOString();
 }
 
-/** Resolves filters to chunk sets, remembering recent ones per corpus. */
-export class FilterCache {
-  private readonly cache = new Map<string, ChunkFilter>();
-
+/**
+ * Resolves filters to chunk sets, remembering recent ones per corpus. Keys
+ * come from clients and a set over wiki-18 weighs up to 2.6 MB of bits plus
+ * 4 bytes a matching chunk, so the cache is bounded in bytes as well.
+ */
+export class FilterCache extends BoundedLru<ChunkFilter> {
   constructor(
     private readonly store: ChunkStore,
     private readonly chunkCount: number,
-    private readonly maxEntries = 256,
-  ) {}
+    limits: LruLimits = { maxEntries: 256, maxBytes: 64 * 2 ** 20 },
+  ) {
+    super(limits, (key, f) => stringBytes(key) + f.bits.byteLength + f.nums.byteLength + 200);
+  }
 
   resolve(f: ParsedFilter): ChunkFilter {
-    const hit = this.cache.get(f.key);
+    const hit = this.get(f.key);
     if (hit) return hit;
     const nums = this.store.filterChunkNums(f.spec);
     const bits = new Uint8Array(Math.ceil(this.chunkCount / 8));
     for (const n of nums) bits[n >>> 3] = (bits[n >>> 3] as number) | (1 << (n & 7));
     const out = { bits, nums };
-    this.cache.set(f.key, out);
-    if (this.cache.size > this.maxEntries) this.cache.delete(this.cache.keys().next().value as string);
+    this.set(f.key, out);
     return out;
   }
 }

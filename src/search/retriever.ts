@@ -22,6 +22,8 @@ export interface RetrieverOptions {
   mode?: SearchMode;
   /** Result LRU entries (0 disables). */
   cacheSize?: number;
+  /** Result LRU budget, bytes of heap (0 disables). */
+  cacheBytes?: number;
 }
 
 export interface SearchRequest {
@@ -52,7 +54,7 @@ export class Retriever {
   ) {
     if (corpora.length === 0) throw new RetrieverError('BAD_INPUT', 'no corpus to serve: pass --corpus NAME');
     this.byName = new Map(corpora.map((c) => [c.name, c]));
-    this.cache = new ResultCache(opts.cacheSize ?? 0);
+    this.cache = new ResultCache({ maxEntries: opts.cacheSize ?? 0, maxBytes: opts.cacheBytes ?? 0 });
     for (const c of corpora) {
       if (c.dense && !encoders.has(c.name)) {
         throw new RetrieverError('MODEL', `corpus ${c.name} has a dense index but no query encoder is loaded`);
@@ -166,25 +168,32 @@ export class Retriever {
     // the BM25 arm runs while the encoder thread works on the query vectors; with BM25 threads,
     // each thread scores its part of the chunk range while this thread scores the first part and
     // then walks the HNSW graph (filtered searches stay here: the filter's bitset is not shared)
-    const pool = mode !== 'dense' && !filter ? corpus.bm25Pool : null;
-    const bm25Async = pool ? Promise.all(texts.map((q) => pool.search(q, depth))) : null;
-    const bm25Inline = mode === 'dense' || bm25Async ? null : texts.map((q) => corpus.bm25.search(q, depth, filter));
-    let denseLists: ScoredHit[][] | null;
+    const bm25 = mode === 'dense' ? null : searchBm25(corpus, texts, depth, filter);
+    let denseLists: ScoredHit[][] | null = null;
     try {
       const vecs = vectors ? await vectors : null;
-      // a batch of queries walks the ANN graph on every core at once
-      denseLists = vecs && corpus.dense ? corpus.dense.searchMany(vecs, depth, filter) : null;
+      const dense = corpus.dense;
+      // a slice of a batch walks the ANN graph on every core at once; between slices the event loop turns
+      if (vecs && dense)
+        denseLists = await inSlices(vecs, DENSE_SLICE, (part) => dense.searchMany(part, depth, filter));
     } catch (err) {
-      await bm25Async?.catch(() => undefined); // leave nothing running (or rejecting unseen) behind a failed request
+      await bm25?.catch(() => undefined); // leave nothing running (or rejecting unseen) behind a failed request
       throw err;
     }
-    const bm25Lists = bm25Async ? await bm25Async : bm25Inline;
-    return texts.map((_, i) => {
+    const bm25Lists = bm25 ? await bm25 : null;
+    const out: SearchResult[] = [];
+    let turn = performance.now();
+    for (let i = 0; i < texts.length; i++) {
       const lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }> = [];
       if (bm25Lists) lists.push({ arm: 'bm25', hits: bm25Lists[i] as ScoredHit[], weight: this.opts.weights.bm25 });
       if (denseLists) lists.push({ arm: 'dense', hits: denseLists[i] as ScoredHit[], weight: this.opts.weights.dense });
-      return { corpus: corpus.name, mode, results: this.materialize(corpus, mode, lists, topK) };
-    });
+      out.push({ corpus: corpus.name, mode, results: this.materialize(corpus, mode, lists, topK) });
+      if (performance.now() - turn > TURN_MS) {
+        await nextTurn();
+        turn = performance.now();
+      }
+    }
+    return out;
   }
 
   /** Query vectors from a corpus's query encoder (e.g. for `eval --ann-recall`). */
@@ -249,6 +258,59 @@ function toHit(rec: ChunkRecord, rank: number, f: FusedHit): SearchHit {
   }
   if (rec.metadata) hit.metadata = rec.metadata;
   return hit;
+}
+
+/**
+ * The longest stretch of a batch's synchronous work (BM25 scoring, chunk
+ * reads) before the event loop gets a turn, ms: a 256-query batch is then
+ * many short tasks, and /health, new requests and 503s are answered between
+ * them (RELIABILITY.md "Event loop").
+ */
+const TURN_MS = 5;
+/** Query vectors per HNSW batch walk, between event-loop turns. */
+const DENSE_SLICE = 32;
+
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The BM25 lists of a batch, scored in turns of at most TURN_MS. The first
+ * query's part on this thread runs before this returns, so a single query
+ * overlaps the encoder exactly as before.
+ */
+async function searchBm25(
+  corpus: OpenCorpus,
+  texts: readonly string[],
+  depth: number,
+  filter: ChunkFilter | undefined,
+): Promise<ScoredHit[][]> {
+  const pool = filter ? null : corpus.bm25Pool;
+  const lists: Array<Promise<ScoredHit[]> | ScoredHit[]> = [];
+  let turn = performance.now();
+  try {
+    for (const q of texts) {
+      lists.push(pool ? pool.search(q, depth) : corpus.bm25.search(q, depth, filter));
+      if (performance.now() - turn > TURN_MS) {
+        await nextTurn();
+        turn = performance.now();
+      }
+    }
+  } catch (err) {
+    for (const l of lists) if (l instanceof Promise) l.catch(() => undefined); // none left rejecting unseen
+    throw err;
+  }
+  return Promise.all(lists);
+}
+
+async function inSlices<T, R>(items: readonly T[], size: number, work: (part: readonly T[]) => R[]): Promise<R[]> {
+  if (items.length <= size) return work(items);
+  const out: R[] = [];
+  for (let i = 0; i < items.length; i += size) {
+    if (i > 0) await nextTurn();
+    out.push(...work(items.slice(i, i + size)));
+  }
+  return out;
 }
 
 function truncate(s: string, n: number): string {

@@ -49,11 +49,12 @@ export class Counter implements Metric {
 
 export class Gauge implements Metric {
   private readonly values = new Map<string, number>();
+  /** Values read at render time, each with its labels (sizes kept elsewhere: caches, connections). */
+  collect: (() => ReadonlyArray<readonly [Labels, number]>) | undefined;
 
   constructor(
     readonly name: string,
     readonly help: string,
-    private readonly collect?: () => number,
   ) {}
 
   set(value: number, labels: Labels = {}): void {
@@ -62,7 +63,10 @@ export class Gauge implements Metric {
 
   render(): string {
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
-    if (this.collect) lines.push(`${this.name} ${this.collect()}`);
+    for (const [labels, v] of this.collect?.() ?? []) {
+      const k = labelKey(labels);
+      lines.push(`${this.name}${k ? `{${k}}` : ''} ${v}`);
+    }
     for (const [k, v] of this.values) lines.push(`${this.name}${k ? `{${k}}` : ''} ${v}`);
     return lines.join('\n');
   }
@@ -109,8 +113,8 @@ export class Registry {
     return this.add(new Counter(name, help));
   }
 
-  gauge(name: string, help: string, collect?: () => number): Gauge {
-    return this.add(new Gauge(name, help, collect));
+  gauge(name: string, help: string): Gauge {
+    return this.add(new Gauge(name, help));
   }
 
   histogram(name: string, help: string, buckets: readonly number[]): Histogram {
@@ -130,9 +134,16 @@ export class Registry {
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
-/** The server's metrics, created once per process and shared by every transport. */
+/**
+ * The server's metrics, created once per process and shared by every
+ * transport. Label values are always ours (routes, modes, error codes, cache
+ * names), never a client's string: each distinct label is a series kept for
+ * the life of the process.
+ */
 export function createServerMetrics() {
   const r = new Registry();
+  const rss = r.gauge('process_resident_memory_bytes', 'Resident memory of the server process.');
+  rss.collect = () => [[{}, process.memoryUsage().rss]];
   return {
     registry: r,
     requests: r.counter('retriever_requests_total', 'Requests handled, by route, mode and outcome.'),
@@ -144,11 +155,16 @@ export function createServerMetrics() {
     cacheHits: r.counter('retriever_cache_hits_total', 'Result cache hits.'),
     cacheMisses: r.counter('retriever_cache_misses_total', 'Result cache misses.'),
     rejected: r.counter('retriever_rejected_total', 'Requests refused with 503 because the server was full.'),
-    rss: r.gauge(
-      'process_resident_memory_bytes',
-      'Resident memory of the server process.',
-      () => process.memoryUsage().rss,
+    cacheBytes: r.gauge('retriever_cache_bytes', 'Estimated heap held by each cache (results, vectors, filters).'),
+    cacheEntries: r.gauge('retriever_cache_entries', 'Entries in each cache.'),
+    connections: r.gauge('retriever_open_connections', 'Open HTTP connections.'),
+    evictedConnections: r.counter(
+      'retriever_evicted_connections_total',
+      'Idle HTTP connections closed to stay under --max-connections.',
     ),
+    sessions: r.gauge('retriever_mcp_sessions', 'Open MCP sessions (Streamable HTTP and SSE).'),
+    statelessPending: r.gauge('retriever_mcp_stateless_pending', 'Stateless MCP requests waiting for their answer.'),
+    rss,
   };
 }
 

@@ -17,6 +17,9 @@ import { loadRetriever } from './load.js';
 import type { McpHttpOptions } from './mcp-http.js';
 import { createServerMetrics, type ServerMetrics } from './metrics.js';
 
+/** Requests a stdio client may have inside the server at once; more wait in its pipe. */
+const STDIO_MAX_PENDING = 256;
+
 export interface ServeConfig {
   corpora: string[];
   indexDir: string;
@@ -69,6 +72,7 @@ export async function ensureIndexes(cfg: ServeConfig): Promise<void> {
 
 /** Opens corpora and encoders (each wrapped in a micro-batcher) into a retriever. */
 export async function openRetriever(cfg: ServeConfig, metrics: ServerMetrics): Promise<Retriever> {
+  const batchers = new Set<MicroBatcher>();
   const retriever = await loadRetriever({
     indexDir: cfg.indexDir,
     corpora: cfg.corpora,
@@ -91,6 +95,7 @@ export async function openRetriever(cfg: ServeConfig, metrics: ServerMetrics): P
             onQueue: (d) => metrics.encoderQueue.set(d),
           });
           batched.set(enc, b);
+          batchers.add(b);
         }
         out.set(name, b);
       }
@@ -99,6 +104,18 @@ export async function openRetriever(cfg: ServeConfig, metrics: ServerMetrics): P
   });
   metrics.cacheHits.source = () => retriever.cache.hits;
   metrics.cacheMisses.source = () => retriever.cache.misses;
+  const caches = (): Array<[string, { readonly size: number; readonly bytes: number }]> => [
+    ['results', retriever.cache],
+    ...[...batchers].map((b): [string, { size: number; bytes: number }] => ['vectors', b.vectorCache]),
+    ...retriever.corpora.map((c): [string, { size: number; bytes: number }] => ['filters', c.filters]),
+  ];
+  const sum = (pick: (c: { size: number; bytes: number }) => number) => () => {
+    const byName = new Map<string, number>();
+    for (const [name, c] of caches()) byName.set(name, (byName.get(name) ?? 0) + pick(c));
+    return [...byName].map(([cache, v]): [{ cache: string }, number] => [{ cache }, v]);
+  };
+  metrics.cacheBytes.collect = sum((c) => c.bytes);
+  metrics.cacheEntries.collect = sum((c) => c.size);
   return retriever;
 }
 
@@ -109,7 +126,9 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     const retriever = await openRetriever(cfg, metrics);
     const { serveStdio } = await import('./stdio.js');
     const admission = new Admission(cfg.http.admission);
-    await serveStdio(retriever, cfg.maxBatchQueries, (work) => admission.run(work), cfg.log);
+    // stdio has one client: it is slowed by backpressure (requests held in the transport), never refused
+    const maxPending = Math.min(STDIO_MAX_PENDING, cfg.http.admission.maxInFlight);
+    await serveStdio(retriever, cfg.maxBatchQueries, (work) => admission.run(work), cfg.log, maxPending);
     return;
   }
   const { serveHttp } = await import('./serve-http.js');

@@ -93,6 +93,10 @@ describe.skipIf(!HAS_SHARED)('metadata filters (MultiHop-RAG style), inside both
       [{ published_after: 'last tuesday' }, /published_after must be a date/],
       [{ published_after: '2023-13-45' }, /published_after must be a date/],
       [{ published_after: '2023-12-01', published_before: '2023-01-01' }, /later than/],
+      // the outside probe: a day that does not exist, and a range inverted by one day
+      [{ published_after: '2023-02-30' }, /published_after must be a date/],
+      [{ published_before: '2023-10-01T24:30:00Z' }, /published_before must be a date/],
+      [{ published_after: '2023-10-02', published_before: '2023-10-01' }, /later than/],
       [{ publisher: 'x' }, /publisher|Unrecognized key/],
       [{ source: 42 }, /source/],
     ];
