@@ -52,7 +52,13 @@ dense.searchMany = wrap(dense.searchMany.bind(dense)); // the retriever's entry 
 
 const retriever = benchRetriever(corpus, stub, 3);
 const app = createHttpApp({
-  http: { allowedOrigins: [], corsOrigins: [], maxBodyBytes: 1 << 20 },
+  http: {
+    allowedOrigins: [],
+    corsOrigins: [],
+    maxBodyBytes: 1 << 20,
+    allowedHosts: ['127.0.0.1'],
+    connections: { maxConnections: 4096, headersTimeoutMs: 10_000 },
+  },
   admission: { maxInFlight: 1024, deadlineMs: 30_000 },
   mcp: { stateless: true, sessionTtlMs: 60_000, maxSessions: 10 },
   maxBatchQueries: 256,

@@ -37,3 +37,19 @@ export function describeError(err: unknown): string {
   if (err instanceof Error) return err.message.split('\n')[0] ?? err.name;
   return String(err);
 }
+
+/**
+ * A short, safe rendering of a value a client sent, for error messages: a
+ * string's first characters (quoted), a number or boolean as is, and only the
+ * kind of a list or an object. Never the whole value: a message must not echo
+ * a megabyte back, and stringifying a value nested 100k deep overflows the stack.
+ */
+export function describeValue(v: unknown, max = 60): string {
+  if (typeof v === 'string') {
+    const shown = v.length > max ? `${v.slice(0, max)}…` : v;
+    return `${JSON.stringify(shown)}${v.length > max ? ` (${v.length} characters)` : ''}`;
+  }
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null || v === undefined) return String(v);
+  if (Array.isArray(v)) return `a list of ${v.length}`;
+  return `a ${typeof v === 'object' ? 'JSON object' : typeof v}`;
+}

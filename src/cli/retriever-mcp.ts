@@ -3,6 +3,7 @@ import { hideBin } from 'yargs/helpers';
 import { DEFAULTS, readEnv } from '../config.js';
 import { RetrieverError } from '../errors.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
+import { LOOPBACK_HOST_NAMES } from '../server/http-util.js';
 import type { ServeConfig } from '../server/serve.js';
 import { createLogger, type LogLevel } from '../util/log.js';
 import { exitWhenDone, failUsage, runMain } from './boundary.js';
@@ -67,6 +68,11 @@ const SERVE_OPTIONS = {
     describe: 'queries waiting for the encoder before 503',
   },
   'cache-size': { type: 'number', default: DEFAULTS.resultCacheSize, describe: 'cached results (0 = off)' },
+  'cache-mb': {
+    type: 'number',
+    default: DEFAULTS.resultCacheMb,
+    describe: 'heap the cached results may hold, MiB (0 = off)',
+  },
   'deadline-ms': { type: 'number', default: DEFAULTS.deadlineMs, describe: 'per-request deadline' },
   'max-inflight': {
     type: 'number',
@@ -75,6 +81,33 @@ const SERVE_OPTIONS = {
   },
   'max-body-bytes': { type: 'number', default: DEFAULTS.maxBodyBytes, describe: 'largest HTTP request body' },
   stateless: { type: 'boolean', default: false, describe: 'never create MCP sessions on /mcp' },
+  'max-sessions': {
+    type: 'number',
+    default: DEFAULTS.maxSessions,
+    describe: 'open MCP sessions at most (≈ 150 KB each); past it initialize is answered without a session',
+  },
+  'session-ttl-s': {
+    type: 'number',
+    default: DEFAULTS.sessionTtlS,
+    describe: 'MCP sessions idle this many seconds are closed',
+  },
+  'max-connections': {
+    type: 'number',
+    default: DEFAULTS.maxConnections,
+    describe: 'open HTTP connections at most; past it the longest-idle one is closed',
+  },
+  'header-timeout-ms': {
+    type: 'number',
+    default: DEFAULTS.headersTimeoutMs,
+    describe: 'a connection must send its request headers within this time',
+  },
+  'allowed-hosts': {
+    type: 'string',
+    array: true,
+    default: [] as string[],
+    describe:
+      'Host header names answered besides localhost, 127.0.0.1 and [::1] (DNS-rebinding guard; off when --host is not loopback and a token is set)',
+  },
   'auth-token': {
     type: 'string',
     describe: 'require "Authorization: Bearer TOKEN" on every route but /health (or set RETRIEVER_MCP_TOKEN)',
@@ -134,6 +167,11 @@ export async function main(argv: string[]): Promise<void> {
   checkInt('--deadline-ms', args['deadline-ms'], 1, 3_600_000);
   checkInt('--max-inflight', args['max-inflight'], 1, 1_000_000);
   checkInt('--max-body-bytes', args['max-body-bytes'], 1024, 1 << 30);
+  checkInt('--cache-mb', args['cache-mb'], 0, 1 << 20);
+  checkInt('--max-sessions', args['max-sessions'], 0, 1_000_000);
+  checkInt('--session-ttl-s', args['session-ttl-s'], 1, 7 * 24 * 3600);
+  checkInt('--max-connections', args['max-connections'], 1, 1_000_000);
+  checkInt('--header-timeout-ms', args['header-timeout-ms'], 100, 3_600_000);
   checkInt('--rescore-factor', args['rescore-factor'], 1, 100);
   checkInt('--bm25-threads', args['bm25-threads'], 0, 64);
   if (args['ef-search'] !== undefined) checkInt('--ef-search', args['ef-search'], 1, 100_000);
@@ -144,8 +182,12 @@ export async function main(argv: string[]): Promise<void> {
 
   const log = createLogger(args['log-level'] as LogLevel);
   const authToken = args['auth-token'] ?? readEnv().authToken;
+  const allowedHosts = hostCheck(args.host, authToken, args['allowed-hosts']);
   if (args.transport === 'http' && !isLoopback(args.host) && authToken === undefined) {
-    log.warn(`listening on ${args.host} without --auth-token: anyone who can reach the port can query the corpora`);
+    log.warn(
+      `listening on ${args.host} without --auth-token: anyone who can reach the port can query the corpora; ` +
+        `requests must name a Host in ${(allowedHosts ?? []).join(', ')} (add names with --allowed-hosts)`,
+    );
   }
   const cfg: ServeConfig = {
     corpora: args.corpus,
@@ -159,6 +201,7 @@ export async function main(argv: string[]): Promise<void> {
       weights: { bm25: args['bm25-weight'], dense: args['dense-weight'] },
       mode: args.mode as SearchMode | undefined,
       cacheSize: args['cache-size'],
+      cacheBytes: args['cache-mb'] * 2 ** 20,
     },
     encoder: {
       device: args.device,
@@ -191,10 +234,16 @@ export async function main(argv: string[]): Promise<void> {
         allowedOrigins: args['allowed-origins'],
         corsOrigins: args['cors-origins'],
         maxBodyBytes: args['max-body-bytes'],
+        allowedHosts,
+        connections: { maxConnections: args['max-connections'], headersTimeoutMs: args['header-timeout-ms'] },
         ...(authToken !== undefined ? { authToken } : {}),
       },
       admission: { maxInFlight: args['max-inflight'], deadlineMs: args['deadline-ms'] },
-      mcp: { stateless: args.stateless, sessionTtlMs: DEFAULTS.sessionTtlMs, maxSessions: DEFAULTS.maxSessions },
+      mcp: {
+        stateless: args.stateless,
+        sessionTtlMs: args['session-ttl-s'] * 1000,
+        maxSessions: args['max-sessions'],
+      },
       drainMs: DEFAULTS.drainMs,
     },
     log,
@@ -220,6 +269,19 @@ export async function main(argv: string[]): Promise<void> {
 
 function isLoopback(host: string): boolean {
   return host === '127.0.0.1' || host === 'localhost' || host === '::1';
+}
+
+/**
+ * The Host names every route answers (DNS-rebinding guard), or null for no
+ * check: that only when bound beyond loopback with a token, where the token
+ * already keeps a rebinding page out. A specific bind address is answered too.
+ */
+function hostCheck(bind: string, token: string | undefined, extra: readonly string[]): string[] | null {
+  if (!isLoopback(bind) && token !== undefined) return null;
+  const names: string[] = [...LOOPBACK_HOST_NAMES];
+  if (!isLoopback(bind) && bind !== '0.0.0.0' && bind !== '::') names.push(bind.includes(':') ? `[${bind}]` : bind);
+  for (const h of extra) names.push(h.toLowerCase());
+  return [...new Set(names)];
 }
 
 export function run(): Promise<void> {

@@ -3,10 +3,14 @@ import type { Retriever } from '../search/retriever.js';
 import type { Logger } from '../util/log.js';
 import { Admission, type AdmissionOptions } from './admission.js';
 import { createServer } from './create-server.js';
+import type { ConnectionStats } from './connections.js';
 import { createHttpServer, type HttpOptions } from './http.js';
 import { McpHttp, type McpHttpOptions } from './mcp-http.js';
 import type { ServerMetrics } from './metrics.js';
 import type { RestContext } from './rest.js';
+
+/** How long past the request deadline a stateless MCP request may stay unanswered before it is failed. */
+const STATELESS_ANSWER_MARGIN_MS = 5000;
 
 export interface HttpAppOptions {
   http: HttpOptions;
@@ -20,6 +24,9 @@ export interface HttpAppOptions {
 export interface HttpApp {
   server: Server;
   admission: Admission;
+  connections: ConnectionStats;
+  /** From a stop signal on: searches get 503 and every answer closes its connection. */
+  startDraining(): void;
   /** Starts serving a loaded retriever; until then every search route answers 503 NOT_READY. */
   attach(retriever: Retriever): void;
   mcp(): McpHttp | undefined;
@@ -33,13 +40,30 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   let retriever: Retriever | undefined;
   let mcp: McpHttp | undefined;
   let rest: RestContext | undefined;
-  const server = createHttpServer(
-    { retriever: () => retriever, mcp: () => mcp, rest: () => rest, admission, metrics: opts.metrics, log: opts.log },
+  let draining = false;
+  const { server, connections } = createHttpServer(
+    {
+      retriever: () => retriever,
+      mcp: () => mcp,
+      rest: () => rest,
+      admission,
+      metrics: opts.metrics,
+      log: opts.log,
+      draining: () => draining,
+    },
     opts.http,
   );
+  opts.metrics.connections.collect = () => [[{}, connections.open]];
+  opts.metrics.evictedConnections.source = () => connections.evicted;
+  opts.metrics.sessions.collect = () => [[{}, mcp?.sessionCount ?? 0]];
+  opts.metrics.statelessPending.collect = () => [[{}, mcp?.statelessPending ?? 0]];
   return {
     server,
     admission,
+    connections,
+    startDraining: () => {
+      draining = true;
+    },
     mcp: () => mcp,
     retriever: () => retriever,
     attach(r: Retriever) {
@@ -48,6 +72,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
         () => createServer({ retriever: r, maxBatchQueries: opts.maxBatchQueries, guard }).server,
         opts.mcp,
         opts.log,
+        opts.admission.deadlineMs + STATELESS_ANSWER_MARGIN_MS,
       );
       retriever = r;
     },

@@ -75,20 +75,48 @@ export class HttpError extends Error {
   }
 }
 
-/** Reads a request body up to `limit` bytes. */
-export async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+/**
+ * Reads a request body up to `limit` bytes. Past the limit it stops reading
+ * (the caller answers 413 and closes the connection) instead of taking in
+ * the rest of a 200 MB upload only to discard it.
+ */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
-    throw new HttpError('PAYLOAD_TOO_LARGE', `request body is ${declared} bytes; the limit is ${limit}`);
+    return Promise.reject(
+      new HttpError('PAYLOAD_TOO_LARGE', `request body is ${declared} bytes; the limit is ${limit}`),
+    );
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw new HttpError('PAYLOAD_TOO_LARGE', `request body exceeds the limit of ${limit} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > limit) {
+        cleanup();
+        req.pause();
+        reject(new HttpError('PAYLOAD_TOO_LARGE', `request body exceeds the limit of ${limit} bytes`));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(Buffer.concat(chunks));
+    };
+    const onError = (err: Error): void => {
+      cleanup();
+      reject(err);
+    };
+    const cleanup = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+  });
 }
 
 /** Parses a JSON body, insisting on a JSON content type and valid UTF-8 JSON. */
@@ -114,6 +142,7 @@ export function httpErrorStatus(code: string): number {
   if (code === 'PAYLOAD_TOO_LARGE') return 413;
   if (code === 'UNSUPPORTED_MEDIA_TYPE') return 415;
   if (code === 'METHOD_NOT_ALLOWED') return 405;
+  if (code === 'SHUTTING_DOWN') return 503;
   return statusFor(code as ErrorCode);
 }
 
@@ -129,6 +158,23 @@ export function tokenMatches(header: string | undefined, token: string): boolean
 }
 
 const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** The names a server bound to loopback answers to, before any --allowed-hosts. */
+export const LOOPBACK_HOST_NAMES = ['localhost', '127.0.0.1', '[::1]'] as const;
+
+/**
+ * DNS-rebinding protection for every route: the Host header's name (its port
+ * dropped) must be one of `allowed` (lower-case names; IPv6 in brackets). A
+ * page at evil.example that rebinds its name to 127.0.0.1 still sends
+ * `Host: evil.example`, so it is refused.
+ */
+export function hostAllowed(host: string | undefined, allowed: readonly string[]): boolean {
+  if (host === undefined) return false;
+  const m = /^(\[[0-9a-fA-F:.]+\]|[^:]+)(?::\d{1,5})?$/.exec(host.trim());
+  if (!m) return false;
+  const name = (m[1] as string).toLowerCase().replace(/\.$/, '');
+  return allowed.includes(name);
+}
 
 /**
  * DNS-rebinding protection for MCP endpoints (required by the MCP spec):

@@ -1,8 +1,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Retriever } from '../search/retriever.js';
+import { SEARCH_MODES } from '../search/types.js';
+import { describeValue } from '../errors.js';
 import type { Logger } from '../util/log.js';
 import type { Admission } from './admission.js';
+import { limitConnections, type ConnectionLimits, type ConnectionStats } from './connections.js';
 import {
+  hostAllowed,
   HttpError,
   httpErrorStatus,
   originAllowed,
@@ -24,6 +29,12 @@ export interface HttpOptions {
   /** Origins that get CORS headers (browser clients); empty = no CORS. */
   corsOrigins: string[];
   maxBodyBytes: number;
+  /**
+   * Host names (no port) the server answers; `null` turns the check off (bound beyond loopback with
+   * a token). Guards every route against DNS rebinding, where a page's script reaches 127.0.0.1.
+   */
+  allowedHosts: readonly string[] | null;
+  connections: ConnectionLimits;
 }
 
 /** What the HTTP layer needs; `retriever` is undefined until indexes are loaded and warm. */
@@ -34,6 +45,8 @@ export interface HttpApp {
   admission: Admission;
   metrics: ServerMetrics;
   log: Logger;
+  /** True once a stop signal arrived: every answer closes its connection, searches get 503. */
+  draining(): boolean;
 }
 
 const MCP_ROUTES = new Set(['/mcp', '/sse', '/messages']);
@@ -48,18 +61,24 @@ const REST_ROUTES: Record<string, (ctx: RestContext, body: unknown) => Promise<u
  * SSE (/sse, /messages), the REST compatibility routes, /health, /ready and
  * /metrics. Errors are JSON bodies with a code and a message, never a stack.
  */
-export function createHttpServer(app: HttpApp, opts: HttpOptions): Server {
-  const server = createServer((req, res) => {
+export function createHttpServer(app: HttpApp, opts: HttpOptions): { server: Server; connections: ConnectionStats } {
+  // how often Node looks for connections past their header timeout (default 30 s)
+  const server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) => {
     void handle(app, opts, req, res).catch((err: unknown) => {
       app.log.error(`unhandled: ${(err as Error).message}`);
       if (!res.headersSent) sendError(res, 'INTERNAL', 'internal error (see the server log)');
       else res.destroy();
     });
   });
+  // "Expect: 100-continue": a body declared over the limit gets its 413 before any of it is sent
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!(Number(req.headers['content-length']) > opts.maxBodyBytes)) res.writeContinue();
+    server.emit('request', req, res);
+  });
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
   server.requestTimeout = 120_000; // slow or stalled clients cannot hold a socket forever
-  return server;
+  const connections = limitConnections(server, opts.connections);
+  return { server, connections };
 }
 
 async function handle(app: HttpApp, opts: HttpOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -73,31 +92,30 @@ async function handle(app: HttpApp, opts: HttpOptions, req: IncomingMessage, res
     app.metrics.latency.observe((performance.now() - started) / 1000, mode ? { route, mode } : { route });
     if (outcome !== 'ok') app.metrics.errors.inc({ route, code: outcome });
   });
+  if (app.draining()) res.setHeader('connection', 'close');
   const fail = (code: string, message: string, headers: Record<string, string> = {}): void => {
     outcome = code;
     if (code === 'OVERLOADED') app.metrics.rejected.inc({ route });
     const status = httpErrorStatus(code);
     if (status === 503) headers['retry-after'] ??= code === 'NOT_READY' ? '5' : '1';
+    if (status === 413) {
+      // the rest of the body is never read: close rather than drain a 200 MB upload
+      headers['connection'] = 'close';
+      closeUnread(req);
+    }
     sendJson(res, status, { error: { code, message } }, headers);
   };
 
-  const origin = header(req, 'origin');
-  const cors = origin !== undefined && opts.corsOrigins.includes(origin);
-  if (cors) {
-    res.setHeader('access-control-allow-origin', origin);
-    res.setHeader('vary', 'Origin');
-    res.setHeader('access-control-expose-headers', 'mcp-session-id');
-  }
-  if (req.method === 'OPTIONS' && cors) {
-    res.writeHead(204, {
-      'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
-      'access-control-allow-headers':
-        'content-type, authorization, mcp-session-id, mcp-protocol-version, last-event-id',
-      'access-control-max-age': '600',
-    });
-    res.end();
+  if (opts.allowedHosts && !hostAllowed(req.headers.host, opts.allowedHosts)) {
+    fail(
+      'FORBIDDEN',
+      `Host ${describeValue(req.headers.host ?? '')} is not one this server answers (${opts.allowedHosts.join(', ')}): ` +
+        'add the name with --allowed-hosts',
+    );
     return;
   }
+  const origin = header(req, 'origin');
+  if (applyCors(req, res, origin, opts)) return;
   if (path === '/health') {
     sendJson(res, 200, { status: 'ok' });
     return;
@@ -109,7 +127,7 @@ async function handle(app: HttpApp, opts: HttpOptions, req: IncomingMessage, res
     return;
   }
   if (MCP_ROUTES.has(path) && !originAllowed(origin, opts.allowedOrigins)) {
-    fail('FORBIDDEN', `origin ${origin} is not allowed: add it with --allowed-origins`);
+    fail('FORBIDDEN', `origin ${describeValue(origin)} is not allowed: add it with --allowed-origins`);
     return;
   }
   if (path === '/metrics' && req.method === 'GET') {
@@ -118,29 +136,14 @@ async function handle(app: HttpApp, opts: HttpOptions, req: IncomingMessage, res
     res.end(body);
     return;
   }
-  const retriever = app.retriever();
-  if (path === '/ready' && req.method === 'GET') {
-    if (retriever) sendJson(res, 200, { status: 'ready', corpora: retriever.corpora.map((c) => c.name) });
-    else fail('NOT_READY', 'loading indexes and warming the encoder');
+  const refusal = admissionRefusal(app, path);
+  if (refusal) {
+    fail(refusal.code, refusal.message);
     return;
   }
-  const restHandler = REST_ROUTES[path];
-  if (!restHandler && !MCP_ROUTES.has(path)) {
-    fail(
-      'NOT_FOUND',
-      `no route ${req.method} ${path}: see README for /mcp, /sse, /retrieve, /search, /health, /ready, /metrics`,
-    );
-    return;
-  }
-  if (!retriever) {
-    fail('NOT_READY', 'the server is still loading indexes and warming the encoder; retry shortly');
-    return;
-  }
-  if (app.admission.inFlight >= app.admission.opts.maxInFlight) {
-    fail(
-      'OVERLOADED',
-      `the server is at its limit of ${app.admission.opts.maxInFlight} requests in flight: retry shortly`,
-    );
+  const retriever = app.retriever() as Retriever;
+  if (path === '/ready') {
+    sendJson(res, 200, { status: 'ready', corpora: retriever.corpora.map((c) => c.name) });
     return;
   }
 
@@ -152,9 +155,10 @@ async function handle(app: HttpApp, opts: HttpOptions, req: IncomingMessage, res
     }
     let body: unknown;
     if (req.method === 'POST') body = parseJsonBody(req, await readBody(req, opts.maxBodyBytes));
+    const restHandler = REST_ROUTES[path];
     if (restHandler) {
       if (req.method !== 'POST') throw new HttpError('METHOD_NOT_ALLOWED', `use POST ${path} with a JSON body`);
-      mode = typeof (body as { mode?: unknown })?.mode === 'string' ? String((body as { mode: string }).mode) : '';
+      mode = modeLabel(body);
       const result = await restHandler(app.rest() as RestContext, body);
       sendJson(res, 200, result);
       return;
@@ -172,6 +176,75 @@ async function handle(app: HttpApp, opts: HttpOptions, req: IncomingMessage, res
     }
     outcome = sendThrown(res, err, (m) => app.log.error(m));
   }
+}
+
+/**
+ * Ends a connection whose request body is left unread. Node closes a
+ * "Connection: close" socket as soon as the answer is written (`destroySoon`),
+ * and closing with unread data resets the connection: a client still sending
+ * the body then loses the 413 it had not read yet (its kernel drops it). So
+ * this connection's close is replaced: our FIN goes out after the answer,
+ * reading stops (the sender's window fills and it blocks instead of
+ * uploading 200 MB), and the socket is destroyed a moment later.
+ */
+function closeUnread(req: IncomingMessage): void {
+  const socket: Socket & { destroySoon?: () => void } = req.socket;
+  socket.destroySoon = () => {
+    socket.end();
+    setImmediate(() => socket.pause()); // after Node's own discard of the body has resumed it
+    setTimeout(() => socket.destroy(), UNREAD_LINGER_MS).unref();
+  };
+}
+
+/** How long a connection closed with its request body unread lingers, ms. */
+const UNREAD_LINGER_MS = 500;
+
+/** Answers a CORS preflight (true: done); otherwise adds the CORS headers an allowed origin gets. */
+function applyCors(req: IncomingMessage, res: ServerResponse, origin: string | undefined, opts: HttpOptions): boolean {
+  const cors = origin !== undefined && opts.corsOrigins.includes(origin);
+  if (!cors) return false;
+  res.setHeader('access-control-allow-origin', origin);
+  res.setHeader('vary', 'Origin');
+  res.setHeader('access-control-expose-headers', 'mcp-session-id');
+  if (req.method !== 'OPTIONS') return false;
+  res.writeHead(204, {
+    'access-control-allow-methods': 'GET, POST, DELETE, OPTIONS',
+    'access-control-allow-headers': 'content-type, authorization, mcp-session-id, mcp-protocol-version, last-event-id',
+    'access-control-max-age': '600',
+  });
+  res.end();
+  return true;
+}
+
+/** Why a route that needs the retriever cannot be served now, if it cannot: unknown, loading, stopping or full. */
+function admissionRefusal(app: HttpApp, path: string): { code: string; message: string } | undefined {
+  if (path !== '/ready' && !REST_ROUTES[path] && !MCP_ROUTES.has(path)) {
+    return {
+      code: 'NOT_FOUND',
+      message: `no route ${describeValue(path)}: see README for /mcp, /sse, /retrieve, /search, /health, /ready, /metrics`,
+    };
+  }
+  if (app.draining())
+    return { code: 'SHUTTING_DOWN', message: 'the server is shutting down: retry on another instance' };
+  if (!app.retriever()) {
+    return {
+      code: 'NOT_READY',
+      message: 'the server is still loading indexes and warming the encoder; retry shortly',
+    };
+  }
+  if (path !== '/ready' && app.admission.inFlight >= app.admission.opts.maxInFlight) {
+    return {
+      code: 'OVERLOADED',
+      message: `the server is at its limit of ${app.admission.opts.maxInFlight} requests in flight: retry shortly`,
+    };
+  }
+  return undefined;
+}
+
+/** The latency label for a REST request's mode: one of the modes, never the client's own string. */
+function modeLabel(body: unknown): string {
+  const m = typeof body === 'object' && body !== null ? (body as { mode?: unknown }).mode : undefined;
+  return typeof m === 'string' && (SEARCH_MODES as readonly string[]).includes(m) ? m : '';
 }
 
 function routeLabel(path: string): string {

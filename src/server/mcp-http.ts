@@ -37,13 +37,18 @@ export class McpHttp {
     private readonly makeServer: () => McpServer,
     private readonly opts: McpHttpOptions,
     private readonly log: Logger,
+    answerWithinMs: number,
   ) {
-    this.stateless = new StatelessMcp(makeServer());
+    this.stateless = new StatelessMcp(makeServer(), answerWithinMs);
     this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, opts.sessionTtlMs)).unref();
   }
 
   get sessionCount(): number {
     return this.sessions.size;
+  }
+
+  get statelessPending(): number {
+    return this.stateless.pendingCount;
   }
 
   async handleMcp(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {

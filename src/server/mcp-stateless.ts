@@ -23,6 +23,8 @@ interface Pending {
 interface Exchange {
   answers: JSONRPCMessage[];
   left: number;
+  /** The process-unique ids its requests were renamed to. */
+  ids: number[];
   done: (answers: JSONRPCMessage[]) => void;
 }
 
@@ -41,9 +43,23 @@ export class StatelessMcp {
   private readonly ready: Promise<void>;
   private closed = false;
 
-  constructor(server: McpServer) {
+  /**
+   * `answerWithinMs` bounds how long any request may wait for the server's
+   * answer (the tools' own deadline plus a margin): past it the request is
+   * answered with an error and forgotten, so no message shape can leave an
+   * entry behind.
+   */
+  constructor(
+    server: McpServer,
+    private readonly answerWithinMs: number,
+  ) {
     this.ready = server.connect(this.transport);
     this.transport.dispatchRequest = requestDispatcher(server);
+  }
+
+  /** Requests delivered and not yet answered (a leak shows here). */
+  get pendingCount(): number {
+    return this.transport.pendingCount;
   }
 
   /** Whether requests skip the SDK's message-type guards (see `requestDispatcher`). */
@@ -98,14 +114,22 @@ export class StatelessMcp {
       res.writeHead(202).end();
       return;
     }
+    let timer: NodeJS.Timeout | undefined;
     const answers = await new Promise<JSONRPCMessage[]>((done) => {
-      const exchange: Exchange = { answers: new Array<JSONRPCMessage>(requests.length), left: requests.length, done };
+      const exchange: Exchange = {
+        answers: new Array<JSONRPCMessage>(requests.length),
+        left: requests.length,
+        ids: [],
+        done,
+      };
+      timer = setTimeout(() => this.transport.expire(exchange), this.answerWithinMs);
       let slot = 0;
       for (const m of messages) {
         if (isRequest(m)) this.transport.deliver(this.transport.rename(m, exchange, slot++), extra);
         else this.transport.deliver(m, extra);
       }
     });
+    clearTimeout(timer);
     if (res.destroyed) return; // the client went away; nothing to write to
     sendJson(res, 200, Array.isArray(body) ? answers : answers[0]);
   }
@@ -130,12 +154,34 @@ class MuxTransport implements Transport {
   rename(m: JSONRPCRequest, exchange: Exchange, slot: number): JSONRPCMessage {
     const id = ++this.next;
     this.pending.set(id, { clientId: m.id, exchange, slot });
+    exchange.ids.push(id);
     return { ...m, id };
+  }
+
+  /** Answers whatever the server has not answered of an exchange, and forgets it. */
+  expire(exchange: Exchange): void {
+    for (const id of exchange.ids) {
+      const p = this.pending.get(id);
+      if (!p) continue;
+      this.pending.delete(id);
+      settle(p, {
+        jsonrpc: '2.0',
+        id: p.clientId,
+        error: { code: -32001, message: 'the request was not answered in time: retry' },
+      });
+    }
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
   }
 
   deliver(m: JSONRPCMessage, extra: { requestInfo: { headers: IncomingMessage['headers'] } }): void {
     if (!('method' in m)) return; // a response: this server never asks clients anything
-    if (m.method === 'notifications/cancelled') return; // the id it names belongs to another POST
+    // a cancellation names an id of another POST, which this server renamed: drop it. Only a
+    // notification, though: a request (one with an id), whatever its method, must be answered,
+    // or its entry would wait for ever (the SDK answers an unknown method with an error)
+    if (!('id' in m) && m.method === 'notifications/cancelled') return;
     if ('id' in m && this.dispatchRequest) this.dispatchRequest(m, extra);
     else this.onmessage?.(m, extra);
   }

@@ -1,4 +1,4 @@
-import { RetrieverError } from '../errors.js';
+import { describeValue, RetrieverError } from '../errors.js';
 import type { Retriever } from '../search/retriever.js';
 import { SEARCH_MODES, type SearchHit, type SearchMode } from '../search/types.js';
 import type { Guard } from './tool-context.js';
@@ -34,7 +34,7 @@ function optInt(o: Record<string, unknown>, key: string): number | undefined {
   const v = o[key];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v))
-    throw new RetrieverError('BAD_INPUT', `"${key}" must be an integer, got ${JSON.stringify(v)}`);
+    throw new RetrieverError('BAD_INPUT', `"${key}" must be an integer, got ${describeValue(v)}`);
   return v;
 }
 
@@ -42,7 +42,7 @@ function optBool(o: Record<string, unknown>, key: string, dflt: boolean): boolea
   const v = o[key];
   if (v === undefined || v === null) return dflt;
   if (typeof v !== 'boolean')
-    throw new RetrieverError('BAD_INPUT', `"${key}" must be true or false, got ${JSON.stringify(v)}`);
+    throw new RetrieverError('BAD_INPUT', `"${key}" must be true or false, got ${describeValue(v)}`);
   return v;
 }
 
@@ -50,7 +50,7 @@ function optMode(o: Record<string, unknown>): SearchMode | undefined {
   const v = o['mode'];
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'string' || !(SEARCH_MODES as readonly string[]).includes(v)) {
-    throw new RetrieverError('BAD_INPUT', `"mode" must be one of ${SEARCH_MODES.join(', ')}, got ${JSON.stringify(v)}`);
+    throw new RetrieverError('BAD_INPUT', `"mode" must be one of ${SEARCH_MODES.join(', ')}, got ${describeValue(v)}`);
   }
   return v as SearchMode;
 }

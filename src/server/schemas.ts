@@ -32,7 +32,8 @@ export const chunkSchema = z.object({
 });
 
 export const modeSchema = z
-  .enum(SEARCH_MODES)
+  // a fixed message: zod's own echoes the received value, which a client may make a megabyte long
+  .enum(SEARCH_MODES, { errorMap: () => ({ message: `mode must be one of ${SEARCH_MODES.join(', ')}` }) })
   .describe('hybrid = BM25 and dense fused by Reciprocal Rank Fusion; dense = e5 vectors only; bm25 = keywords only');
 
 export function topKSchema(max: number) {

@@ -3,6 +3,9 @@ import type { Retriever } from '../search/retriever.js';
 import { describeError } from '../errors.js';
 import { createHttpApp, type HttpAppOptions } from './http-app.js';
 
+/** How long a stopping server keeps answering 503 + "Connection: close" on open connections, at least, ms. */
+const DRAIN_GRACE_MS = 1000;
+
 export interface ServeHttpOptions extends HttpAppOptions {
   host: string;
   port: number;
@@ -48,13 +51,16 @@ export async function serveHttp(opts: ServeHttpOptions): Promise<void> {
 
   const why = await stopped;
   opts.log.info(`${why}: draining ${admission.inFlight} in-flight request(s), refusing new ones`);
-  server.close();
-  server.closeIdleConnections();
+  // Keep the port and idle keep-alive connections open a moment: a client that sends on one just
+  // after the signal gets a 503 with "Connection: close" instead of a silent FIN or a reset.
+  app.startDraining();
+  const grace = new Promise<void>((r) => setTimeout(r, DRAIN_GRACE_MS).unref());
   const drained = await Promise.race([
-    admission.drain().then(() => true),
-    new Promise<boolean>((r) => setTimeout(() => r(false), opts.drainMs).unref()),
+    Promise.all([admission.drain(), grace]).then(() => true),
+    new Promise<boolean>((r) => setTimeout(() => r(false), Math.max(opts.drainMs, DRAIN_GRACE_MS)).unref()),
   ]);
   if (!drained) opts.log.warn(`gave up waiting for in-flight requests after ${opts.drainMs} ms`);
+  server.close();
   await app.mcp()?.closeAll();
   server.closeAllConnections();
   await app.retriever()?.close();

@@ -67,7 +67,13 @@ beforeAll(async () => {
     weights: { bm25: 1, dense: 1 },
   });
   const app = createHttpApp({
-    http: { allowedOrigins: [], corsOrigins: [], maxBodyBytes: 1 << 20 },
+    http: {
+      allowedOrigins: [],
+      corsOrigins: [],
+      maxBodyBytes: 1 << 20,
+      allowedHosts: ['127.0.0.1'],
+      connections: { maxConnections: 4096, headersTimeoutMs: 10_000 },
+    },
     admission: { maxInFlight: 3, deadlineMs: 300 },
     mcp: { stateless: false, sessionTtlMs: 60_000, maxSessions: 100 },
     maxBatchQueries: 256,

@@ -25,7 +25,7 @@ beforeAll(async () => {
     { inputSchema: { text: z.string() }, outputSchema: { text: z.string() } },
     ({ text }) => ({ content: [{ type: 'text', text }], structuredContent: { text } }),
   );
-  mcp = new StatelessMcp(server);
+  mcp = new StatelessMcp(server, 30_000);
   http = createServer((req, res) => {
     let raw = '';
     req.on('data', (c: Buffer) => (raw += c.toString()));
@@ -74,5 +74,54 @@ describe('stateless MCP transport', () => {
     const r = await postJson(url, { jsonrpc: '2.0', id: 10, method: 'tools/call', params: ['echo'] }, accept);
     expect(r.status).toBe(400);
     expect(r.json).toMatchObject({ error: { code: -32700 } });
+  });
+
+  it('answers a request named notifications/cancelled (it has an id) and keeps no entry for it', async () => {
+    // the outside probe's message: no reply within 150 s, and 20k of them retained ≈ 400 MB
+    const msg = { jsonrpc: '2.0', id: 1, method: 'notifications/cancelled', params: { requestId: 1 } };
+    const r = await postJson(url, msg, accept);
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ id: 1, error: { code: -32601 } });
+    for (let i = 0; i < 50; i++) await postJson(url, { ...msg, id: i }, accept);
+    expect(mcp.pendingCount).toBe(0);
+  });
+
+  it('still takes a cancellation notification (no id) with 202 and no body', async () => {
+    const r = await postJson(
+      url,
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } },
+      accept,
+    );
+    expect(r.status).toBe(202);
+    expect(mcp.pendingCount).toBe(0);
+  });
+});
+
+describe('stateless MCP answer bound', () => {
+  it('answers a request the server never answers with an error once its time is up, and forgets it', async () => {
+    const server = new McpServer({ name: 'slow', version: '0' });
+    let release: () => void = () => undefined;
+    server.registerTool('hang', { inputSchema: {} }, () => new Promise((ok) => (release = () => ok({ content: [] }))));
+    const slow = new StatelessMcp(server, 300);
+    const h = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString()));
+      req.on('end', () => void slow.handle(req, res, JSON.parse(raw)));
+    });
+    await new Promise<void>((ok) => h.listen(0, '127.0.0.1', ok));
+    try {
+      const u = `http://127.0.0.1:${(h.address() as AddressInfo).port}`;
+      const r = await postJson(
+        u,
+        { jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'hang', arguments: {} } },
+        accept,
+      );
+      expect(r.json).toMatchObject({ id: 'a', error: { code: -32001 } });
+      expect(slow.pendingCount).toBe(0);
+      release(); // the late answer finds nothing waiting and is dropped
+    } finally {
+      await slow.close();
+      await new Promise((ok) => h.close(ok));
+    }
   });
 });
