@@ -22,6 +22,17 @@ export default tseslint.config(
     },
   },
   {
+    // environment variables are read at the CLI boundary only (config.ts readEnv, cli/)
+    files: ['src/**/*.ts'],
+    ignores: ['src/config.ts', 'src/cli/**'],
+    rules: {
+      'no-restricted-properties': [
+        'error',
+        { object: 'process', property: 'env', message: 'read the environment in config.ts readEnv() only' },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: { '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }] },
   },

@@ -10,7 +10,7 @@
 import hnswlib from 'hnswlib-node';
 import { openSync, readFileSync, readSync, statSync } from 'node:fs';
 import { Index, MetricKind, ScalarKind } from 'usearch';
-import { TopK } from '../src/search/top-k.js';
+import { TopK } from '../src/core/top-k.js';
 import { arg, rssMiB, summarize } from './lib/common.js';
 import { fbinHeaderBytes, readVectors } from './lib/vectors.js';
 

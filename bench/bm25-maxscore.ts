@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { idf, lengthNormTable } from '../src/index/bm25/scoring.js';
 import { INDEX_FILES } from '../src/index/layout.js';
 import { openCorpus } from '../src/search/open-corpus.js';
-import { TopK } from '../src/search/top-k.js';
+import { TopK } from '../src/core/top-k.js';
 import { arg, printTable, writeResult } from './lib/common.js';
 import {
   BlockCache,

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Bm25Pool } from '../src/index/bm25/bm25-pool.js';
 import { INDEX_FILES } from '../src/index/layout.js';
 import { bm25Files, openCorpus } from '../src/search/open-corpus.js';
-import type { ScoredHit } from '../src/search/top-k.js';
+import type { ScoredHit } from '../src/core/top-k.js';
 import { arg, printTable, summarize, writeResult } from './lib/common.js';
 import { loadRealQuestions } from './lib/queries.js';
 

@@ -10,8 +10,8 @@
  *   npm run build && node dist/bench/overhead.js [--requests 2000] [--route mcp|rest]
  */
 import type { AddressInfo } from 'node:net';
-import type { QueryEncoder } from '../src/search/types.js';
-import { createHttpApp } from '../src/server/http-app.js';
+import type { QueryEncoder } from '../src/core/contracts.js';
+import { createHttpApp } from '../src/server/transports/http/http-app.js';
 import { createServerMetrics } from '../src/server/metrics.js';
 import { silentLogger } from '../src/util/log.js';
 import { arg, printTable, summarize, writeResult } from './lib/common.js';

@@ -1,7 +1,8 @@
 import { availableParallelism, homedir } from 'node:os';
 import { join } from 'node:path';
 import { BM25_DEFAULTS, type Bm25Params } from './index/bm25/scoring.js';
-import type { CorpusFormat } from './ingest/types.js';
+import type { CorpusFormat } from './core/contracts.js';
+import { DEFAULT_MODEL } from './encoder/model-ids.js';
 
 /**
  * Every default in one place; option docs in the CLI quote these values.
@@ -67,6 +68,32 @@ export const DEFAULTS = {
   buildThreads: Math.max(1, Math.min(4, availableParallelism())),
   /** Minutes between saves of an HNSW graph under construction (--resume continues from the last). */
   annCheckpointMinutes: 15,
+  /** HNSW construction threads (0: one per core). */
+  annThreads: 0,
+  /** Corpora of at most this many chunks are searched exactly, without a graph. */
+  exactBelow: 20_000,
+  /** Chunks embedded per resumable window of a build. */
+  embedWindow: 4096,
+  /** Stored passage vectors: f32 keeps dense scores exact. */
+  vectorsDtype: 'f32',
+  /** Lowest cosine a --spot-check of imported vectors accepts. */
+  spotCheckMin: 0.99,
+  /** The encoder when none is named, and how it runs. */
+  encoder: {
+    model: DEFAULT_MODEL,
+    variant: 'fp32',
+    revision: 'main',
+    device: 'cpu',
+    /** Texts per encoder batch. */
+    batchSize: 32,
+    /** ONNX Runtime threads (0: one per core). */
+    threads: 0,
+    /** e5's window, its pooling and its prefixes. */
+    maxLength: 512,
+    pooling: 'mean',
+    queryPrefix: 'query: ',
+    passagePrefix: 'passage: ',
+  },
 } as const;
 
 /**

@@ -81,7 +81,12 @@ export function ensureLongIndex(count: number): { indexDir: string; name: string
   if (existsSync(join(indexDir, name, 'manifest.json'))) return { indexDir, name };
   mkdirSync(BENCH_DATA, { recursive: true });
   const input = join(BENCH_DATA, `${name}.jsonl`);
-  writeFileSync(input, `${makeLongPassages(count).map((p) => JSON.stringify(p)).join('\n')}\n`);
+  writeFileSync(
+    input,
+    `${makeLongPassages(count)
+      .map((p) => JSON.stringify(p))
+      .join('\n')}\n`,
+  );
   const bin = join(ROOT, 'bin/build-index.js');
   const args = ['--name', name, '--input', input, '--format', 'wiki18', '--index-dir', indexDir, '--no-dense'];
   const r = spawnSync(process.execPath, [bin, ...args, '--no-progress'], { stdio: 'inherit' });

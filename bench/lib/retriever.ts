@@ -2,7 +2,7 @@ import { DEFAULTS } from '../../src/config.js';
 import { openDenseArm } from '../../src/index/dense/dense-arm.js';
 import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
 import { Retriever } from '../../src/search/retriever.js';
-import type { QueryEncoder } from '../../src/search/types.js';
+import type { QueryEncoder } from '../../src/core/contracts.js';
 
 /**
  * A built index opened as the server opens it: memory-mapped graph, re-scoring

@@ -1,25 +1,27 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { RetrieverError } from '../errors.js';
-import { Bm25Builder, postingsPerThread, type Bm25BuildStats } from '../index/bm25/bm25-builder.js';
+import { Bm25Builder, postingsPerThread } from '../index/bm25/bm25-builder.js';
 import type { Bm25Params } from '../index/bm25/scoring.js';
 import { MAX_COUNTER_POSTINGS } from '../index/bm25/term-counter.js';
 import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
-import { filesBytes, verifyFiles } from '../index/file-integrity.js';
+import { filesBytes } from '../index/file-integrity.js';
 import { lockBuild } from './build-lock.js';
 import type { DenseManifest, Manifest } from '../index/manifest.js';
-import { chunkDocument, wordCounter, type TokenCounter } from '../ingest/chunker.js';
+import { chunkDocument, wordCounter } from '../ingest/chunker.js';
+import { type TokenCounter } from '../core/contracts.js';
 import { readCorpusBatches } from '../ingest/readers.js';
-import type { CorpusFormat } from '../ingest/types.js';
-import { ChunkStoreWriter } from '../store/chunk-store.js';
+import type { CorpusFormat } from '../core/contracts.js';
+import { ChunkStoreWriter } from '../store/chunk-store-writer.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
 import { fsyncFiles, syncInBackground, writeFileAtomic } from '../util/fs-durable.js';
 import type { Logger } from '../util/log.js';
 import { createProgress, formatBytes, formatCount, formatDuration } from '../util/progress.js';
 import { INDEX_FORMAT_VERSION, TOOL_VERSION } from '../version.js';
 import { dirBytes, recordFiles } from './file-records.js';
-import { commitPartial, liveDir, newBuildId, preparePartial } from './index-swap.js';
+import { loadState, stateKey, STATE_FILE, type BuildState, type IngestResult } from './build-state.js';
+import { commitPartial, liveDir, newBuildId, preparePartial, verifyBeforePublish } from './index-swap.js';
 
 /** The dense arm of a build, supplied by the encoder side (see encoder/dense-phase.ts). */
 export interface DensePhase {
@@ -65,22 +67,6 @@ export interface BuildSummary {
   bytes: { total: number; store: number; bm25: number; dense: number };
 }
 
-interface IngestResult {
-  documents: number;
-  chunks: number;
-  tokens: number;
-  /** What `tokens` counts: the chunker's tokenizer when documents were split, else BERT words. */
-  tokenizer: string;
-  sourceSha256: string;
-  bm25: Bm25BuildStats;
-}
-
-interface BuildState {
-  key: string;
-  ingest?: IngestResult;
-}
-
-const STATE_FILE = 'build-state.json';
 /** Below this input size worker start-up costs more than it saves. */
 const INLINE_BELOW_BYTES = 32 * 2 ** 20;
 
@@ -102,50 +88,83 @@ export async function buildIndex(opts: BuildOptions): Promise<BuildSummary> {
 async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
   const started = performance.now();
   const input = resolve(opts.input);
-  const key = stateKey(opts, input);
+  const key = stateKey({ ...opts, dense: opts.dense?.fingerprint ?? null }, input);
   const { dir, resumed } = preparePartial(opts.indexDir, opts.name, opts.resume);
   let state: BuildState = { key };
   if (resumed) state = loadState(dir, key, opts.log);
   else if (opts.resume) opts.log.info(`no interrupted build of ${opts.name} to resume; starting a fresh build`);
 
   const storePath = join(dir, INDEX_FILES.store);
-  if (!state.ingest) {
-    for (const f of [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms]) rmSync(join(dir, f), { force: true });
-    state.ingest = await ingest(opts, input, dir, storePath);
-    // the bulk load writes without a journal or fsync, and a resumed build trusts these files once
-    // the state file says the phase is done: they reach the disk first (a power cut could otherwise
-    // leave a torn store for a resume to reuse). The journaled meta update at the end then has
-    // little left to flush (1M build: 730 ms of fsync there before, 40 ms after).
-    const phaseFiles = [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms].map((f) => join(dir, f));
-    opts.log.info(`writing the text phase's ${formatBytes(filesBytes(phaseFiles))} to disk…`);
-    await fsyncFiles(phaseFiles);
-    writeFileAtomic(join(dir, STATE_FILE), JSON.stringify(state));
-  } else {
-    opts.log.info(`resume: text and BM25 phase already done (${formatCount(state.ingest.chunks)} chunks)`);
-  }
-  const ing = state.ingest;
-
-  let dense: { manifest: DenseManifest; files: string[] } | null = null;
-  if (opts.dense) {
-    dense = await opts.dense.run({
-      dir,
-      storePath,
-      chunkCount: ing.chunks,
-      resume: resumed,
-      log: opts.log,
-      progress: opts.progress,
-    });
-  }
-
+  const ing = await textPhase(opts, state, input, dir, storePath);
+  const dense = opts.dense
+    ? await opts.dense.run({
+        dir,
+        storePath,
+        chunkCount: ing.chunks,
+        resume: resumed,
+        log: opts.log,
+        progress: opts.progress,
+      })
+    : null;
   const buildId = newBuildId();
-  const seconds = (performance.now() - started) / 1000;
-  const fileNames = [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms, ...(dense?.files ?? [])];
-  const manifest: Manifest = {
+  const manifest = makeManifest(opts, input, ing, dense?.manifest ?? null, buildId, started);
+  await finishFiles(opts, dir, storePath, manifest, dense?.files ?? []);
+  const finalDir = commitPartial(opts.indexDir, opts.name, buildId);
+
+  const size = (names: string[]): number => names.reduce((s, n) => s + (manifest.files[n]?.bytes ?? 0), 0);
+  return {
+    name: opts.name,
+    dir: liveDir(opts.indexDir, opts.name),
+    manifest,
+    seconds: (performance.now() - started) / 1000,
+    bytes: {
+      total: dirBytes(finalDir),
+      store: size([INDEX_FILES.store]),
+      bm25: size([INDEX_FILES.postings, INDEX_FILES.norms]),
+      dense: size(dense?.files ?? []),
+    },
+  };
+}
+
+/** The text phase (chunks, store, BM25), or its result from the interrupted build being resumed. */
+async function textPhase(
+  opts: BuildOptions,
+  state: BuildState,
+  input: string,
+  dir: string,
+  storePath: string,
+): Promise<IngestResult> {
+  if (state.ingest) {
+    opts.log.info(`resume: text and BM25 phase already done (${formatCount(state.ingest.chunks)} chunks)`);
+    return state.ingest;
+  }
+  for (const f of [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms]) rmSync(join(dir, f), { force: true });
+  state.ingest = await ingest(opts, input, dir, storePath);
+  // the bulk load writes without a journal or fsync, and a resumed build trusts these files once
+  // the state file says the phase is done: they reach the disk first (a power cut could otherwise
+  // leave a torn store for a resume to reuse). The journaled meta update at the end then has
+  // little left to flush (1M build: 730 ms of fsync there before, 40 ms after).
+  const phaseFiles = [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms].map((f) => join(dir, f));
+  opts.log.info(`writing the text phase's ${formatBytes(filesBytes(phaseFiles))} to disk…`);
+  await fsyncFiles(phaseFiles);
+  writeFileAtomic(join(dir, STATE_FILE), JSON.stringify(state));
+  return state.ingest;
+}
+
+function makeManifest(
+  opts: BuildOptions,
+  input: string,
+  ing: IngestResult,
+  dense: DenseManifest | null,
+  buildId: string,
+  started: number,
+): Manifest {
+  return {
     format_version: INDEX_FORMAT_VERSION,
     tool_version: TOOL_VERSION,
     build_id: buildId,
     built_at: new Date().toISOString(),
-    build_seconds: Math.round(seconds * 10) / 10,
+    build_seconds: Math.round((performance.now() - started) / 100) / 10,
     rebuild_command: opts.rebuildCommand,
     corpus: {
       name: opts.name,
@@ -170,112 +189,48 @@ async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
       terms: ing.bm25.terms,
       postings: ing.bm25.postings,
     },
-    dense: dense?.manifest ?? null,
+    dense,
     files: {},
   };
+}
+
+/**
+ * The build's tail: the store's copy of the manifest, every file synced and
+ * checksummed, manifest.json written and checked against the files.
+ */
+async function finishFiles(
+  opts: BuildOptions,
+  dir: string,
+  storePath: string,
+  manifest: Manifest,
+  denseFiles: string[],
+): Promise<void> {
   // the store carries its own copy of the core manifest, tied to this build id
   const writer = ChunkStoreWriter.reopen(storePath);
-  writer.setMeta('build_id', buildId);
+  writer.setMeta('build_id', manifest.build_id);
   writer.setMeta('manifest', JSON.stringify({ ...manifest, files: undefined }));
   writer.close();
+  const fileNames = [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms, ...denseFiles];
   opts.log.info(`checksumming ${formatBytes(filesBytes(fileNames.map((f) => join(dir, f))))} of index files…`);
   // the dense files alone have not been synced yet (the text phase's files were, and the meta
   // update's commit synced the store): their writeback runs while they are hashed, so the fsyncs
   // before the swap find little left to do
-  const [, files] = await Promise.all([
-    fsyncFiles((dense?.files ?? []).map((f) => join(dir, f))),
-    recordFiles(dir, fileNames),
-  ]);
+  const [, files] = await Promise.all([fsyncFiles(denseFiles.map((f) => join(dir, f))), recordFiles(dir, fileNames)]);
   manifest.files = files;
   writeFileAtomic(join(dir, INDEX_FILES.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
   verifyBeforePublish(dir, manifest);
   rmSync(join(dir, STATE_FILE), { force: true });
-  const finalDir = commitPartial(opts.indexDir, opts.name, buildId);
-
-  const size = (names: string[]): number => names.reduce((s, n) => s + (manifest.files[n]?.bytes ?? 0), 0);
-  return {
-    name: opts.name,
-    dir: liveDir(opts.indexDir, opts.name),
-    manifest,
-    seconds: (performance.now() - started) / 1000,
-    bytes: {
-      total: dirBytes(finalDir),
-      store: size([INDEX_FILES.store]),
-      bm25: size([INDEX_FILES.postings, INDEX_FILES.norms]),
-      dense: size(dense?.files ?? []),
-    },
-  };
 }
 
 async function ingest(opts: BuildOptions, input: string, dir: string, storePath: string): Promise<IngestResult> {
   const counter = opts.dense?.counter ?? wordCounter;
-  const chunking = { size: opts.chunkSize, overlap: opts.chunkOverlap, counter };
   const writer = new ChunkStoreWriter(storePath);
-  const inputBytes = statSync(input).size;
-  const workers = inputBytes < INLINE_BELOW_BYTES ? 0 : opts.threads;
-  const perThread = postingsPerThread(opts.maxPostingsInMemory, workers);
-  if (perThread > MAX_COUNTER_POSTINGS) {
-    opts.log.warn(
-      `--max-postings-in-memory ${opts.maxPostingsInMemory} gives each BM25 thread ${formatCount(perThread)} postings; ` +
-        `a thread holds at most ${formatCount(MAX_COUNTER_POSTINGS)} (WebAssembly addresses 4 GB), so it spills at that ` +
-        `size (the index is the same)`,
-    );
-  }
-  const bm25 = new Bm25Builder(createEnglishAnalyzer(), {
-    maxPostingsInMemory: opts.maxPostingsInMemory,
-    tempDir: dir,
-    workers,
-  });
+  const bm25 = openBm25Builder(opts, input, dir);
   const hash = createHash('sha256');
-  const progress = createProgress({
-    label: `ingest ${opts.name}`,
-    total: statSync(input).size,
-    unit: 'MB',
-    scale: 1e6,
-    enabled: opts.progress,
-  });
   const phaseStart = performance.now();
-  let tokens = 0;
-  let bytesRead = 0;
-  let split = false; // did any document go through the token-budget splitter (else counts are words)
-  const counts = (): string => `${formatCount(writer.documentCount)} docs ${formatCount(writer.chunkCount)} chunks`;
   let storeSync: ReturnType<typeof syncInBackground> | undefined;
   try {
-    const batches = readCorpusBatches(opts.format, input, {
-      hash,
-      onProgress: (p) => {
-        bytesRead = p.bytesRead;
-      },
-    });
-    for await (const docs of batches) {
-      for (const doc of docs) {
-        const docNum = writer.addDocument(doc);
-        const suffixIds = opts.chunkSize > 0 && !doc.verbatim;
-        if (suffixIds) split = true;
-        for (const piece of chunkDocument(doc, chunking)) {
-          const num = writer.addChunk({
-            id: suffixIds ? `${doc.id}#${piece.position}` : doc.id,
-            docNum,
-            position: piece.position,
-            contents: piece.contents,
-            bodyStart: piece.bodyStart,
-            nTokens: piece.nTokens,
-          });
-          const wait = bm25.add(num, piece.contents);
-          if (wait) await wait;
-          tokens += piece.nTokens;
-        }
-      }
-      progress.update(bytesRead, counts);
-    }
-    progress.update(bytesRead);
-    progress.finish(counts());
-    if (writer.chunkCount === 0) {
-      throw new RetrieverError(
-        'BAD_INPUT',
-        `${input} holds no documents with text (format ${opts.format}); check --input and --format`,
-      );
-    }
+    const { tokens, split } = await loadChunks(opts, input, writer, bm25, hash, counter);
     opts.log.info(`indexing ${formatCount(writer.chunkCount)} chunks (ids, BM25 postings)…`);
     const readS = (performance.now() - phaseStart) / 1000;
     const t = performance.now();
@@ -321,59 +276,76 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
   }
 }
 
-/**
- * The last check before the swap: every file has its recorded size and its
- * first, last and some random 64 MiB blocks their recorded hashes, so a good
- * live index is never replaced by one that would fail its own checksum.
- */
-function verifyBeforePublish(dir: string, manifest: Manifest): void {
-  const hint = 'the build was not published (the previous index, if any, still serves): run the build again';
-  for (const [name, rec] of Object.entries(manifest.files)) {
-    const size = statSync(join(dir, name)).size;
-    if (size !== rec.bytes) {
-      throw new RetrieverError(
-        'BUILD',
-        `${join(dir, name)} changed while it was checksummed (${size} bytes, recorded ${rec.bytes}): ${hint}`,
-      );
-    }
+/** The BM25 inverter, on worker threads unless the input is small. */
+function openBm25Builder(opts: BuildOptions, input: string, dir: string): Bm25Builder {
+  const workers = statSync(input).size < INLINE_BELOW_BYTES ? 0 : opts.threads;
+  const perThread = postingsPerThread(opts.maxPostingsInMemory, workers);
+  if (perThread > MAX_COUNTER_POSTINGS) {
+    opts.log.warn(
+      `--max-postings-in-memory ${opts.maxPostingsInMemory} gives each BM25 thread ${formatCount(perThread)} postings; ` +
+        `a thread holds at most ${formatCount(MAX_COUNTER_POSTINGS)} (WebAssembly addresses 4 GB), so it spills at that ` +
+        `size (the index is the same)`,
+    );
   }
-  verifyFiles(dir, manifest.files, 'sample', hint);
-}
-
-/** Everything that changes the result of the text phase, and the dense settings. */
-function stateKey(opts: BuildOptions, input: string): string {
-  let st: { size: number; mtimeMs: number };
-  try {
-    st = statSync(input);
-  } catch (err) {
-    throw new RetrieverError('BAD_INPUT', `cannot read input ${input}: ${(err as Error).message}; check --input`, {
-      cause: err,
-    });
-  }
-  return JSON.stringify({
-    v: INDEX_FORMAT_VERSION,
-    input,
-    size: st.size,
-    mtime: Math.floor(st.mtimeMs),
-    format: opts.format,
-    chunk: [opts.chunkSize, opts.chunkOverlap],
-    bm25: opts.bm25,
-    dense: opts.dense?.fingerprint ?? null,
+  return new Bm25Builder(createEnglishAnalyzer(), {
+    maxPostingsInMemory: opts.maxPostingsInMemory,
+    tempDir: dir,
+    workers,
   });
 }
 
-function loadState(dir: string, key: string, log: Logger): BuildState {
-  const path = join(dir, STATE_FILE);
-  if (!existsSync(path)) return { key };
-  const state = JSON.parse(readFileSync(path, 'utf8')) as BuildState;
-  if (state.key !== key) {
+/** Reads, chunks and stores every document, handing each chunk to the BM25 inverter; progress on stderr. */
+async function loadChunks(
+  opts: BuildOptions,
+  input: string,
+  writer: ChunkStoreWriter,
+  bm25: Bm25Builder,
+  hash: { update(data: Uint8Array): unknown },
+  counter: TokenCounter,
+): Promise<{ tokens: number; split: boolean }> {
+  const chunking = { size: opts.chunkSize, overlap: opts.chunkOverlap, counter };
+  const progress = createProgress({
+    label: `ingest ${opts.name}`,
+    total: statSync(input).size,
+    unit: 'MB',
+    scale: 1e6,
+    enabled: opts.progress,
+  });
+  let tokens = 0;
+  let bytesRead = 0;
+  let split = false; // did any document go through the token-budget splitter (else counts are words)
+  const counts = (): string => `${formatCount(writer.documentCount)} docs ${formatCount(writer.chunkCount)} chunks`;
+  const batches = readCorpusBatches(opts.format, input, { hash, onProgress: (p) => (bytesRead = p.bytesRead) });
+  for await (const docs of batches) {
+    for (const doc of docs) {
+      const docNum = writer.addDocument(doc);
+      const suffixIds = opts.chunkSize > 0 && !doc.verbatim;
+      if (suffixIds) split = true;
+      for (const piece of chunkDocument(doc, chunking)) {
+        const num = writer.addChunk({
+          id: suffixIds ? `${doc.id}#${piece.position}` : doc.id,
+          docNum,
+          position: piece.position,
+          contents: piece.contents,
+          bodyStart: piece.bodyStart,
+          nTokens: piece.nTokens,
+        });
+        const wait = bm25.add(num, piece.contents);
+        if (wait) await wait;
+        tokens += piece.nTokens;
+      }
+    }
+    progress.update(bytesRead, counts);
+  }
+  progress.update(bytesRead);
+  progress.finish(counts());
+  if (writer.chunkCount === 0) {
     throw new RetrieverError(
       'BAD_INPUT',
-      `the interrupted build in ${dir} used another input or other options: rerun without --resume to start over`,
+      `${input} holds no documents with text (format ${opts.format}); check --input and --format`,
     );
   }
-  log.info(`resuming the interrupted build in ${dir}`);
-  return state;
+  return { tokens, split };
 }
 
 export function formatSummary(s: BuildSummary): string {

@@ -1,7 +1,6 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Encoder } from '../encoder/encoder.js';
-import { DEFAULTS } from '../config.js';
 import {
   AnnBuilder,
   defaultConnectivity,
@@ -12,7 +11,8 @@ import {
 import { GraphFormatError } from '../index/dense/graph-file.js';
 import { VectorReader, VectorWriter, type VectorDtype } from '../index/dense/vectors-file.js';
 import { INDEX_FILES } from '../index/layout.js';
-import type { DenseManifest, EncoderSource } from '../index/manifest.js';
+import type { DenseManifest } from '../index/manifest.js';
+import type { EncoderSource } from '../core/contracts.js';
 import { ChunkStore } from '../store/chunk-store.js';
 import { createProgress, formatCount } from '../util/progress.js';
 import type { Logger } from '../util/log.js';
@@ -39,9 +39,9 @@ export interface DensePhaseOptions {
   /** Copy published vectors instead of encoding the chunks. */
   importFrom?: VectorImport;
   /**
-   * Milliseconds between HNSW checkpoints that --resume continues from
-   * (default DEFAULTS.annCheckpointMinutes: a save of wiki-18's graph writes
-   * up to 20 GB; 0 = after every batch; Infinity = never).
+   * Milliseconds between HNSW checkpoints that --resume continues from (a
+   * save of wiki-18's graph writes up to 20 GB; 0 = after every batch;
+   * default Infinity = never; build-index passes its --ann-checkpoint-minutes).
    */
   annCheckpointMs?: number;
   /** Rows added to the graph per call, the checkpoint granularity; default ANN_BATCH. */
@@ -197,7 +197,7 @@ function buildAnn(
     initial: builder.size,
   });
   const batch = opts.annBatch ?? ANN_BATCH;
-  const every = opts.annCheckpointMs ?? DEFAULTS.annCheckpointMinutes * 60_000;
+  const every = opts.annCheckpointMs ?? Infinity;
   let saved = performance.now();
   try {
     for (let start = builder.size; start < ctx.chunkCount; start += batch) {

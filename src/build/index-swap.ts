@@ -1,5 +1,18 @@
-import { existsSync, lstatSync, mkdirSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readlinkSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs';
 import { join, resolve } from 'node:path';
+import { RetrieverError } from '../errors.js';
+import { verifyFiles } from '../index/file-integrity.js';
+import type { Manifest } from '../index/manifest.js';
 import { fsyncPath, fsyncTree } from '../util/fs-durable.js';
 
 /**
@@ -82,4 +95,23 @@ function removeOrphans(indexDir: string, name: string, keep: string): void {
     const rest = entry.slice(prefix.length);
     if (idRe.test(rest)) rmSync(join(indexDir, entry), { recursive: true, force: true });
   }
+}
+
+/**
+ * The last check before the swap: every file has its recorded size and its
+ * first, last and some random 64 MiB blocks their recorded hashes, so a good
+ * live index is never replaced by one that would fail its own checksum.
+ */
+export function verifyBeforePublish(dir: string, manifest: Manifest): void {
+  const hint = 'the build was not published (the previous index, if any, still serves): run the build again';
+  for (const [name, rec] of Object.entries(manifest.files)) {
+    const size = statSync(join(dir, name)).size;
+    if (size !== rec.bytes) {
+      throw new RetrieverError(
+        'BUILD',
+        `${join(dir, name)} changed while it was checksummed (${size} bytes, recorded ${rec.bytes}): ${hint}`,
+      );
+    }
+  }
+  verifyFiles(dir, manifest.files, 'sample', hint);
 }

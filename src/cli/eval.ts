@@ -1,23 +1,18 @@
 import { writeFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { DEFAULTS } from '../config.js';
-import { RetrieverError } from '../errors.js';
+import type { EvalSetup } from '../app/evaluate.js';
+import type { AnnRecallReport } from '../eval/ann-recall.js';
 import { EVAL_FORMATS, type EvalFormat } from '../eval/queries.js';
-import { SEARCH_MODES, type SearchMode } from '../search/types.js';
-import type { Retriever } from '../search/retriever.js';
-import type { ServeConfig } from '../server/serve.js';
+import { formatEvalTable } from '../eval/report.js';
 import { createLogger } from '../util/log.js';
 import { failUsage } from './boundary.js';
 import { batchPadding, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
 const PROG = 'retriever-mcp eval';
 
-/**
- * retriever-mcp eval: runs a benchmark's queries through the server's own
- * search path and reports recall@k, MRR@10 and nDCG@10 (per question type).
- */
-export async function evalMain(argv: string[]): Promise<void> {
-  const args = await yargs(argv)
+async function parse(argv: string[]) {
+  return yargs(argv)
     .scriptName(PROG)
     .usage('$0 --corpus NAME [--queries FILE --format FORMAT] [options]\n\nScore retrieval against a benchmark.')
     .option('corpus', { type: 'string', demandOption: true, describe: 'the built corpus to evaluate' })
@@ -61,6 +56,14 @@ export async function evalMain(argv: string[]): Promise<void> {
     .help()
     .version(false)
     .parseAsync();
+}
+
+/**
+ * retriever-mcp eval: runs a benchmark's queries through the server's own
+ * search path and reports recall@k, MRR@10 and nDCG@10 (per question type).
+ */
+export async function evalMain(argv: string[]): Promise<void> {
+  const args = await parse(argv);
 
   const ks = args.k.split(',').map(Number);
   for (const k of ks) checkInt('--k', k, 1, 100);
@@ -69,39 +72,12 @@ export async function evalMain(argv: string[]): Promise<void> {
   for (const ef of efs) checkInt('--ef-search', ef, 1, 100_000);
   checkInt('--rescore-factor', args['rescore-factor'], 1, 100);
   const log = createLogger('info');
-  const hub = hubConfig(args, log, args.progress);
-  const { getPreset } = await import('../presets/presets.js');
-  const preset = getPreset(args.corpus);
-  let queriesPath = args.queries;
-  let format = args.format as EvalFormat | undefined;
-  if (!queriesPath && preset?.queries) {
-    const { fetchPresetFile } = await import('../presets/presets.js');
-    queriesPath = await fetchPresetFile(preset, 'queries', hub);
-    format ??= preset.queries.format as EvalFormat;
-  }
-  if (!queriesPath || !format) {
-    throw new RetrieverError(
-      'BAD_INPUT',
-      'eval needs --queries FILE and --format (flashrag, beir, multihop or graphrag)',
-    );
-  }
-
-  const { openRetriever } = await import('../server/serve.js');
-  const { createServerMetrics } = await import('../server/metrics.js');
-  const cfg = {
-    corpora: [args.corpus],
+  const setup: EvalSetup = {
+    corpus: args.corpus,
     indexDir: args['index-dir'],
-    log,
-    hub,
-    retriever: {
-      topK: 10,
-      maxTopK: 100,
-      maxQueryChars: 1 << 20,
-      candidates: DEFAULTS.candidates,
-      rrfK: DEFAULTS.rrfK,
-      weights: { bm25: 1, dense: 1 },
-      cacheSize: 0,
-    },
+    ...(args.queries !== undefined ? { queries: args.queries } : {}),
+    ...(args.format !== undefined ? { format: args.format as EvalFormat } : {}),
+    ...(args.qrels !== undefined ? { qrels: args.qrels } : {}),
     encoder: {
       device: args.device,
       threads: args['encoder-threads'],
@@ -109,98 +85,61 @@ export async function evalMain(argv: string[]): Promise<void> {
       maxPadding: batchPadding(args['batch-padding']),
       ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
     },
-    dense: { mmap: true, rescoreFactor: DEFAULTS.rescoreFactor },
-    verify: 'sizes',
-    batching: { maxBatch: 64, maxWaitMs: 0, maxQueue: 1 << 20, cacheSize: 0 },
-  } as unknown as ServeConfig;
-  const retriever = await openRetriever(cfg, createServerMetrics());
-  try {
-    const corpus = retriever.corpus(args.corpus);
-    const modes = (args.mode ? args.mode.split(',') : corpus.modes) as SearchMode[];
-    for (const m of modes) {
-      if (!(SEARCH_MODES as readonly string[]).includes(m))
-        throw new RetrieverError('BAD_INPUT', `unknown mode "${m}" in --mode`);
-      retriever.modeFor(corpus, m);
-    }
-    const { loadQueries } = await import('../eval/queries.js');
-    const { runEval } = await import('../eval/run-eval.js');
-    const { formatEvalTable } = await import('../eval/report.js');
-    let queries = await loadQueries(format, queriesPath, args.qrels);
-    if (args['ann-recall']) {
-      await annRecall(
-        retriever,
-        args.corpus,
-        queries.slice(0, args.limit ?? 500).map((q) => q.text),
-        {
-          efs,
-          k: Math.max(...ks),
-          rescoreFactor: args['rescore-factor'],
-          progress: args.progress,
-          json: args.json,
-        },
-      );
-      return;
-    }
-    if (args.limit !== undefined) queries = queries.slice(0, args.limit);
-    const t0 = performance.now();
-    const rows = await runEval(queries, {
-      retriever,
-      corpus: args.corpus,
-      modes,
-      ks,
-      evidenceThreshold: args['evidence-threshold'],
-      progress: args.progress,
+    hub: hubConfig(args, log, args.progress),
+    log,
+    progress: args.progress,
+  };
+  const app = await import('../app/evaluate.js');
+  if (args['ann-recall']) {
+    const k = Math.max(...ks);
+    const report = await app.evaluateAnnRecall(setup, {
+      efs,
+      k,
+      rescoreFactor: args['rescore-factor'],
+      limit: args.limit ?? 500,
     });
-    const secs = (performance.now() - t0) / 1000;
-    // the report is the command's output: it goes to stdout (no MCP stream here)
-    process.stdout.write(
-      `\n${args.corpus}: ${queries.length} queries from ${queriesPath} (${format}), ${secs.toFixed(1)}s\n\n`,
+    printAnnRecall(args.corpus, k, args['rescore-factor'], report, args.json);
+    return;
+  }
+  const r = await app.evaluate(setup, {
+    ...(args.mode ? { modes: args.mode.split(',') } : {}),
+    ks,
+    ...(args.limit !== undefined ? { limit: args.limit } : {}),
+    evidenceThreshold: args['evidence-threshold'],
+  });
+  // the report is the command's output: it goes to stdout (no MCP stream here)
+  process.stdout.write(
+    `\n${args.corpus}: ${r.queryCount} queries from ${r.queriesPath} (${r.format}), ${r.seconds.toFixed(1)}s\n\n`,
+  );
+  process.stdout.write(`${formatEvalTable(r.rows, ks)}\n`);
+  if (args.json) {
+    const { rows, queriesPath, format, seconds, manifest } = r;
+    writeFileSync(
+      args.json,
+      `${JSON.stringify({ corpus: args.corpus, queries: queriesPath, format, ks, rows, seconds, manifest }, null, 2)}\n`,
     );
-    process.stdout.write(`${formatEvalTable(rows, ks)}\n`);
-    if (args.json) {
-      writeFileSync(
-        args.json,
-        `${JSON.stringify({ corpus: args.corpus, queries: queriesPath, format, ks, rows, seconds: secs, manifest: corpus.manifest }, null, 2)}\n`,
-      );
-      log.info(`wrote ${args.json}`);
-    }
-  } finally {
-    await retriever.close();
+    log.info(`wrote ${args.json}`);
   }
 }
 
-async function annRecall(
-  retriever: Retriever,
+function printAnnRecall(
   corpusName: string,
-  texts: string[],
-  o: { efs: number[]; k: number; rescoreFactor: number; progress: boolean; json: string | undefined },
-): Promise<void> {
-  const corpus = retriever.corpus(corpusName);
-  const dense = corpus.manifest.dense;
-  if (!dense) {
-    throw new RetrieverError(
-      'MODE_UNAVAILABLE',
-      `corpus ${corpusName} has no dense index, so --ann-recall has nothing to measure (rebuild without --no-dense)`,
-    );
-  }
-  const { measureAnnRecall } = await import('../eval/ann-recall.js');
-  const vectors = await retriever.embedQueries(corpusName, texts);
-  const report = measureAnnRecall({ dir: corpus.dir, dense, queries: vectors, ...o });
+  k: number,
+  rescoreFactor: number,
+  report: AnnRecallReport,
+  json: string | undefined,
+): void {
   process.stdout.write(
-    `\n${corpusName}: dense recall@${o.k} against exhaustive search, ${report.queries} queries, ${report.vectors} vectors (exact pass ${report.exactSeconds.toFixed(1)}s), rescore ×${o.rescoreFactor}\n\n`,
+    `\n${corpusName}: dense recall@${k} against exhaustive search, ${report.queries} queries, ${report.vectors} vectors (exact pass ${report.exactSeconds.toFixed(1)}s), rescore ×${rescoreFactor}\n\n`,
   );
-  process.stdout.write(`| efSearch | recall@${o.k} | p50 ms | p99 ms |\n|---|---|---|---|\n`);
-  for (const r of report.rows) {
+  process.stdout.write(`| efSearch | recall@${k} | p50 ms | p99 ms |\n|---|---|---|---|\n`);
+  for (const row of report.rows) {
     process.stdout.write(
-      `| ${r.efSearch} | ${r.recall.toFixed(4)} | ${r.p50Ms.toFixed(3)} | ${r.p99Ms.toFixed(3)} |\n`,
+      `| ${row.efSearch} | ${row.recall.toFixed(4)} | ${row.p50Ms.toFixed(3)} | ${row.p99Ms.toFixed(3)} |\n`,
     );
   }
   process.stdout.write(`\n${describeUnreachable(report.unreachable, report.vectors)}\n`);
-  if (o.json)
-    writeFileSync(
-      o.json,
-      `${JSON.stringify({ corpus: corpusName, k: o.k, rescoreFactor: o.rescoreFactor, ...report }, null, 2)}\n`,
-    );
+  if (json) writeFileSync(json, `${JSON.stringify({ corpus: corpusName, k, rescoreFactor, ...report }, null, 2)}\n`);
 }
 
 /** The graph's reachability, for the recall report: misses no efSearch can fix. */

@@ -3,9 +3,10 @@ import { hideBin } from 'yargs/helpers';
 import { DEFAULTS, readEnv } from '../config.js';
 import { RetrieverError } from '../errors.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
-import { LOOPBACK_HOST_NAMES } from '../server/http-util.js';
-import type { ServeConfig } from '../server/serve.js';
-import { createLogger, type LogLevel } from '../util/log.js';
+import { LOOPBACK_HOST_NAMES } from '../server/transports/http/http-util.js';
+import type { RetrieverSetup } from '../app/open-retriever.js';
+import type { ServeConfig } from '../app/serve.js';
+import { createLogger, type Logger, type LogLevel } from '../util/log.js';
 import { exitWhenDone, failUsage, runMain } from './boundary.js';
 import { batchPadding, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
@@ -141,7 +142,21 @@ export async function main(argv: string[]): Promise<void> {
       exitWhenDone(`${PROG} eval`);
     }
   }
-  const args = await yargs(argv)
+  const args = await parse(argv);
+  checkFlags(args);
+  const log = createLogger(args['log-level'] as LogLevel);
+  const { serve } = await import('../app/serve.js');
+  await serve({
+    ...retrieverSetup(args, log),
+    maxBatchQueries: DEFAULTS.maxBatchQueries,
+    transport: args.transport,
+    http: httpConfig(args, log),
+    ensureCorpus: args.build ? firstRunBuilder(args, log) : undefined,
+  });
+}
+
+async function parse(argv: string[]) {
+  return yargs(argv)
     .scriptName(PROG)
     .usage(
       '$0 --corpus NAME [--corpus NAME2 ...] [options]\n$0 eval --corpus NAME --queries FILE --format FORMAT\n\nServe corpora to MCP clients (stdio by default), or score retrieval with `eval`.',
@@ -153,7 +168,11 @@ export async function main(argv: string[]): Promise<void> {
     .help()
     .version(false)
     .parseAsync();
+}
 
+type ServeArgs = Awaited<ReturnType<typeof parse>>;
+
+function checkFlags(args: ServeArgs): void {
   checkInt('--top-k', args['top-k'], 1, args['max-top-k']);
   checkInt('--max-top-k', args['max-top-k'], 1, 10_000);
   checkInt('--candidates', args.candidates, 1, 100_000);
@@ -179,17 +198,10 @@ export async function main(argv: string[]): Promise<void> {
     if (!(args[f] >= 0) || (f === 'rrf-k' && args[f] === 0))
       throw new RetrieverError('BAD_INPUT', `--${f} must be a positive number, got ${args[f]}`);
   }
+}
 
-  const log = createLogger(args['log-level'] as LogLevel);
-  const authToken = args['auth-token'] ?? readEnv().authToken;
-  const allowedHosts = hostCheck(args.host, authToken, args['allowed-hosts']);
-  if (args.transport === 'http' && !isLoopback(args.host) && authToken === undefined) {
-    log.warn(
-      `listening on ${args.host} without --auth-token: anyone who can reach the port can query the corpora; ` +
-        `requests must name a Host in ${(allowedHosts ?? []).join(', ')} (add names with --allowed-hosts)`,
-    );
-  }
-  const cfg: ServeConfig = {
+function retrieverSetup(args: ServeArgs, log: Logger): RetrieverSetup {
+  return {
     corpora: args.corpus,
     indexDir: args['index-dir'],
     retriever: {
@@ -224,47 +236,72 @@ export async function main(argv: string[]): Promise<void> {
       maxQueue: args['encoder-queue'],
       cacheSize: DEFAULTS.vectorCacheSize,
     },
-    maxBatchQueries: DEFAULTS.maxBatchQueries,
     bm25Threads: args['bm25-threads'],
-    transport: args.transport,
-    http: {
-      host: args.host,
-      port: args.port,
-      options: {
-        allowedOrigins: args['allowed-origins'],
-        corsOrigins: args['cors-origins'],
-        maxBodyBytes: args['max-body-bytes'],
-        allowedHosts,
-        connections: { maxConnections: args['max-connections'], headersTimeoutMs: args['header-timeout-ms'] },
-        ...(authToken !== undefined ? { authToken } : {}),
-      },
-      admission: { maxInFlight: args['max-inflight'], deadlineMs: args['deadline-ms'] },
-      mcp: {
-        stateless: args.stateless,
-        sessionTtlMs: args['session-ttl-s'] * 1000,
-        maxSessions: args['max-sessions'],
-      },
-      drainMs: DEFAULTS.drainMs,
-    },
-    log,
-    autoBuild: args.build,
     verify: args.verify,
-    buildArgs: [
-      '--device',
-      args.device,
-      '--batch-size',
-      String(args['batch-size']),
-      '--batch-padding',
-      String(args['batch-padding']),
-      ...(args['cache-dir'] !== undefined ? ['--cache-dir', args['cache-dir']] : []),
-      ...(args.offline ? ['--offline'] : []),
+    log,
+  };
+}
+
+function httpConfig(args: ServeArgs, log: Logger): ServeConfig['http'] {
+  const authToken = args['auth-token'] ?? readEnv().authToken;
+  const allowedHosts = hostCheck(args.host, authToken, args['allowed-hosts']);
+  if (args.transport === 'http' && !isLoopback(args.host) && authToken === undefined) {
+    log.warn(
+      `listening on ${args.host} without --auth-token: anyone who can reach the port can query the corpora; ` +
+        `requests must name a Host in ${(allowedHosts ?? []).join(', ')} (add names with --allowed-hosts)`,
+    );
+  }
+  return {
+    host: args.host,
+    port: args.port,
+    options: {
+      allowedOrigins: args['allowed-origins'],
+      corsOrigins: args['cors-origins'],
+      maxBodyBytes: args['max-body-bytes'],
+      allowedHosts,
+      connections: { maxConnections: args['max-connections'], headersTimeoutMs: args['header-timeout-ms'] },
+      ...(authToken !== undefined ? { authToken } : {}),
+    },
+    admission: { maxInFlight: args['max-inflight'], deadlineMs: args['deadline-ms'] },
+    mcp: { stateless: args.stateless, sessionTtlMs: args['session-ttl-s'] * 1000, maxSessions: args['max-sessions'] },
+    drainMs: DEFAULTS.drainMs,
+  };
+}
+
+/**
+ * The first run's build of a missing preset: the preset's own defaults, with
+ * the encoder and download settings this server was started with.
+ */
+function firstRunBuilder(args: ServeArgs, log: Logger): (name: string) => Promise<void> {
+  return async (name) => {
+    const { buildCorpus, defaultDenseOptions } = await import('../app/build-corpus.js');
+    const flags = [
       ...(args.model !== undefined ? ['--model', args.model] : []),
       ...(args['model-path'] !== undefined ? ['--model-path', args['model-path']] : []),
       ...(args['model-variant'] !== undefined ? ['--model-variant', args['model-variant']] : []),
-    ],
+    ];
+    await buildCorpus({
+      preset: name,
+      indexDir: args['index-dir'],
+      bm25: DEFAULTS.bm25,
+      maxPostingsInMemory: DEFAULTS.maxPostingsInMemory,
+      threads: DEFAULTS.buildThreads,
+      dense: defaultDenseOptions({
+        device: args.device,
+        threads: args['encoder-threads'],
+        batchSize: args['batch-size'],
+        maxPadding: batchPadding(args['batch-padding']),
+        ...(args.model !== undefined ? { model: args.model } : {}),
+        ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
+        ...(args['model-variant'] !== undefined ? { variant: args['model-variant'] } : {}),
+      }),
+      resume: false,
+      rebuildCommand: ['build-index', '--corpus', name, '--index-dir', args['index-dir'], ...flags].join(' '),
+      hub: hubConfig(args, log, true),
+      log,
+      progress: true,
+    });
   };
-  const { serve } = await import('../server/serve.js');
-  await serve(cfg);
 }
 
 function isLoopback(host: string): boolean {

@@ -1,5 +1,4 @@
-import type { TokenCounter } from '../ingest/chunker.js';
-import type { QueryEncoder } from '../search/types.js';
+import type { TokenCounter, QueryEncoder } from '../core/contracts.js';
 
 /**
  * Our encoder interface. Search and index code only see this, so another
@@ -29,9 +28,6 @@ export interface EncoderSettings {
   normalize: true;
   maxLength: number;
 }
-
-/** e5's documented prefixes: "query: " for questions, "passage: " for documents. */
-export const E5_PREFIXES = { query: 'query: ', passage: 'passage: ' } as const;
 
 export function encoderId(s: Pick<EncoderSettings, 'model' | 'variant'>): string {
   return `${s.model} (${s.variant})`;

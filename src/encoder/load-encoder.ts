@@ -2,8 +2,9 @@ import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { fetchHubFile, type HubConfig } from '../hub/download.js';
 import { hashFile } from '../util/hash-file.js';
-import type { EncoderSource } from '../index/manifest.js';
+import type { EncoderSource } from '../core/contracts.js';
 import type { Pooling } from './embed-core.js';
+import { DEFAULT_MODEL, ONNX_CONVERSIONS } from './model-ids.js';
 import { resolveModelDir, variantFile, type ModelFiles } from './model-files.js';
 import { OnnxEncoder } from './onnx-encoder.js';
 import type { Device } from './onnx-session.js';
@@ -27,21 +28,6 @@ export interface EncoderChoice {
   queryPrefix: string;
   passagePrefix: string;
 }
-
-/**
- * Hub ids whose weights are PyTorch-only map to their ONNX conversions.
- * Any other id is fetched as given, so an ONNX repository also works directly.
- */
-export const ONNX_CONVERSIONS: Record<string, string> = {
-  'intfloat/e5-small-v2': 'Xenova/e5-small-v2',
-  'intfloat/e5-base-v2': 'Xenova/e5-base-v2',
-  'intfloat/e5-large-v2': 'Xenova/e5-large-v2',
-  'intfloat/e5-small': 'Xenova/e5-small',
-  'intfloat/e5-base': 'Xenova/e5-base',
-  'intfloat/e5-large': 'Xenova/e5-large',
-};
-
-export const DEFAULT_MODEL = 'intfloat/e5-base-v2';
 
 export interface ResolvedModel {
   files: ModelFiles;

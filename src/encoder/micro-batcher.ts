@@ -1,6 +1,6 @@
 import { RetrieverError } from '../errors.js';
 import { BoundedLru, stringBytes } from '../util/lru.js';
-import type { QueryEncoder } from '../search/types.js';
+import type { QueryEncoder } from '../core/contracts.js';
 
 export interface MicroBatchOptions {
   /** Most query texts per encoder call. 1 disables batching. */

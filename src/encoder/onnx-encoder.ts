@@ -1,5 +1,5 @@
 import { RetrieverError } from '../errors.js';
-import type { TokenCounter } from '../ingest/chunker.js';
+import type { TokenCounter } from '../core/contracts.js';
 import { MAX_PADDING_RATIO } from './batch-plan.js';
 import type { Pooling } from './embed-core.js';
 import type { Encoder, EncoderSettings } from './encoder.js';

@@ -5,7 +5,7 @@ import { GraphFormatError, readGraphLinks } from '../index/dense/graph-file.js';
 import { INDEX_FILES } from '../index/layout.js';
 import type { DenseManifest } from '../index/manifest.js';
 import { VectorReader } from '../index/dense/vectors-file.js';
-import { TopK } from '../search/top-k.js';
+import { TopK } from '../core/top-k.js';
 import { percentile } from '../util/percentile.js';
 import { createProgress } from '../util/progress.js';
 

@@ -222,7 +222,7 @@ async function downloadOnce(cfg: HubConfig, f: HubFile, info: RemoteInfo, part: 
   let done = offset;
   try {
     if (!res.body) throw new Error('empty response body');
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    for await (const chunk of res.body) {
       clearTimeout(idle);
       idle = setTimeout(() => ctrl.abort(), cfg.timeoutMs ?? 60_000);
       let off = 0;

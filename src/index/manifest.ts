@@ -1,7 +1,7 @@
+import type { EncoderSource, CorpusFormat } from '../core/contracts.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
-import type { CorpusFormat } from '../ingest/types.js';
 import { INDEX_FORMAT_VERSION, READABLE_INDEX_FORMATS } from '../version.js';
 import { INDEX_FILES } from './layout.js';
 
@@ -13,7 +13,6 @@ export interface FileRecord {
 }
 
 /** Where a server finds the encoder an index was built with. */
-export type EncoderSource = { kind: 'local'; path: string } | { kind: 'hub'; repo: string; revision: string };
 
 export interface DenseManifest {
   encoder: {

@@ -1,16 +1,7 @@
+import type { TokenCounter } from '../core/contracts.js';
 import { bertWords, countBertWords } from '../text/bert-pretokenize.js';
 import { splitSentences } from './sentences.js';
 import type { SourceDocument } from './types.js';
-
-/** How the chunker counts tokens; a word may be several tokens (WordPiece). */
-export interface TokenCounter {
-  /** Recorded in the manifest: "words" or "wordpiece:<model>". */
-  readonly id: string;
-  /** Words of `text` with their token counts, in order. */
-  words(text: string): Array<{ start: number; end: number; tokens: number }>;
-  /** Total tokens of `text` (the sum over words(text)), without building spans. */
-  count(text: string): number;
-}
 
 /** Counts BERT pre-tokens (words and punctuation marks): one token each. */
 export const wordCounter: TokenCounter = {

@@ -2,7 +2,8 @@ import { RetrieverError } from '../errors.js';
 import type { Metadata } from '../store/chunk-store.js';
 import { readJsonValues } from './json-values.js';
 import { readLineBatches } from './lines.js';
-import type { CorpusFormat, ReadOptions, SourceDocument } from './types.js';
+import type { ReadOptions, SourceDocument } from './types.js';
+import type { CorpusFormat } from '../core/contracts.js';
 
 /**
  * Readers turn a corpus file of one of the supported formats into a stream of

@@ -1,8 +1,5 @@
 import type { Metadata } from '../store/chunk-store.js';
 
-export const CORPUS_FORMATS = ['wiki18', 'jsonl', 'beir', 'multihop', 'graphrag'] as const;
-export type CorpusFormat = (typeof CORPUS_FORMATS)[number];
-
 /** One document as a reader yields it, before chunking. */
 export interface SourceDocument {
   id: string;

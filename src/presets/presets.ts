@@ -12,7 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { RetrieverError } from '../errors.js';
 import { cachedPath, fetchHubFile, type HubConfig, type HubFile } from '../hub/download.js';
-import { CORPUS_FORMATS, type CorpusFormat } from '../ingest/types.js';
+import { CORPUS_FORMATS, type CorpusFormat } from '../core/contracts.js';
 
 /** A corpus recipe from corpora/*.json (see corpora/README.md). */
 export interface HubRef {

@@ -1,6 +1,6 @@
 import { describeValue, RetrieverError } from '../errors.js';
 import type { ChunkStore, FilterSpec } from '../store/chunk-store.js';
-import type { ChunkFilter } from './types.js';
+import type { ChunkFilter } from '../core/contracts.js';
 import { BoundedLru, stringBytes, type LruLimits } from '../util/lru.js';
 
 /**

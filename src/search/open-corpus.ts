@@ -12,7 +12,8 @@ import type { Logger } from '../util/log.js';
 import { formatBytes } from '../util/progress.js';
 import { READABLE_STORE_SCHEMAS } from '../version.js';
 import { FilterCache } from './filters.js';
-import type { DenseArm, SearchMode } from './types.js';
+import type { SearchMode } from './types.js';
+import type { DenseArm } from '../core/contracts.js';
 
 /** One served corpus: its checked manifest, chunk store, BM25 arm and optional dense arm. */
 export interface OpenCorpus {

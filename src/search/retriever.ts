@@ -1,11 +1,12 @@
-import { RetrieverError } from '../errors.js';
+import { describeValue, RetrieverError } from '../errors.js';
 import type { ChunkRecord } from '../store/chunk-store.js';
 import { fuseRrf, type FusedHit } from './fuse.js';
 import { parseFilter } from './filters.js';
 import { ResultCache } from './result-cache.js';
 import type { OpenCorpus } from './open-corpus.js';
-import type { ScoredHit } from './top-k.js';
-import type { ChunkFilter, QueryEncoder, SearchHit, SearchMode, SearchResult } from './types.js';
+import type { ScoredHit } from '../core/top-k.js';
+import type { SearchHit, SearchMode, SearchResult } from './types.js';
+import type { ChunkFilter, QueryEncoder } from '../core/contracts.js';
 
 export interface RetrieverOptions {
   /** Hits returned when the request names no top_k. */
@@ -33,6 +34,13 @@ export interface SearchRequest {
   corpus?: string;
   /** Metadata filter as a client sent it (see filters.ts); both arms apply it before top-k. */
   filter?: unknown;
+  /** What the client calls top_k (REST: "topk", "top_n"), for error messages. */
+  topKName?: string;
+}
+
+/** The one rule for top_k: an integer from 1 to the server's maxTopK (MCP schemas show the same bounds). */
+export function topKBounds(maxTopK: number): { min: number; max: number } {
+  return { min: 1, max: maxTopK };
 }
 
 /**
@@ -101,12 +109,13 @@ export class Retriever {
     return m;
   }
 
-  checkTopK(topK: number | undefined): number {
+  checkTopK(topK: number | undefined, name = 'top_k'): number {
     const k = topK ?? this.opts.topK;
-    if (!Number.isInteger(k) || k < 1 || k > this.opts.maxTopK) {
+    const { min, max } = topKBounds(this.opts.maxTopK);
+    if (!Number.isInteger(k) || k < min || k > max) {
       throw new RetrieverError(
         'BAD_INPUT',
-        `top_k must be an integer from 1 to ${this.opts.maxTopK}, got ${String(topK)}`,
+        `${name} must be an integer from ${min} to ${max}, got ${describeValue(topK)}`,
       );
     }
     return k;
@@ -133,7 +142,7 @@ export class Retriever {
   async searchMany(queries: readonly string[], req: Omit<SearchRequest, 'query'>): Promise<SearchResult[]> {
     const corpus = this.corpus(req.corpus);
     const mode = this.modeFor(corpus, req.mode);
-    const topK = this.checkTopK(req.topK);
+    const topK = this.checkTopK(req.topK, req.topKName);
     const texts = queries.map((q) => this.checkQuery(q));
     const parsed = parseFilter(req.filter);
     const keys = texts.map((q) => ResultCache.key(corpus.name, mode, topK, parsed?.key ?? '', q));

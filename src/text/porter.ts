@@ -36,7 +36,7 @@ export function porterStem(word: string): string {
     step5();
   }
   if (!rewritten) return k === n - 1 ? word : word.slice(0, k + 1);
-  return String.fromCharCode.apply(null, b.subarray(0, k + 1) as unknown as number[]);
+  return String.fromCharCode(...b.subarray(0, k + 1));
 }
 
 // the fast stemmer's state: the word's code units, k the index of its last

@@ -250,7 +250,7 @@ describe.skipIf(!HAS_SHARED)('HTTP transport (real server process)', () => {
       ['{oops', 'application/json', 400, /malformed JSON/],
       [{ queries: [] }, 'application/json', 400, /empty/],
       [{ queries: Array.from({ length: 10_000 }, () => 'q') }, 'application/json', 400, /limit is 256/],
-      [{ queries: ['x'], topk: 0 }, 'application/json', 400, /top_k/],
+      [{ queries: ['x'], topk: 0 }, 'application/json', 400, /^topk must be an integer from 1 to 100/],
       [{ queries: ['x'], topk: 2.5 }, 'application/json', 400, /integer/],
       [{ queries: ['x'], mode: 'magic' }, 'application/json', 400, /mode/],
       [{ queries: ['x'], corpus: 'nope' }, 'application/json', 400, /unknown corpus/],

@@ -1,9 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { TEST_ANN } from '../helpers/ann.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDensePhase } from '../../src/build/dense-phase.js';
 import type { Encoder } from '../../src/encoder/encoder.js';
-import { ANN_DEFAULTS } from '../../src/index/dense/ann.js';
 import { openDenseArm } from '../../src/index/dense/dense-arm.js';
 import { INDEX_FILES } from '../../src/index/layout.js';
 import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
@@ -52,7 +52,7 @@ async function buildDense(
     windowSize?: number;
     enc?: Encoder;
     resume?: boolean;
-    ann?: Partial<typeof ANN_DEFAULTS>;
+    ann?: Partial<typeof TEST_ANN>;
     onAnnBatch?: (rows: number) => void;
   } = {},
 ) {
@@ -60,7 +60,7 @@ async function buildDense(
     encoder: over.enc ?? encoder,
     source: { kind: 'local', path: '/models/tiny' },
     vectorsDtype: 'f32',
-    ann: { ...ANN_DEFAULTS, ...over.ann },
+    ann: { ...TEST_ANN, ...over.ann },
     exactBelow: over.exactBelow ?? 20_000,
     annThreads: 1,
     windowSize: over.windowSize ?? 4096,

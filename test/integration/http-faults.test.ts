@@ -1,13 +1,13 @@
 import type { AddressInfo } from 'node:net';
+import { TEST_ANN } from '../helpers/ann.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDensePhase } from '../../src/build/dense-phase.js';
-import { ANN_DEFAULTS } from '../../src/index/dense/ann.js';
 import { openDenseArm } from '../../src/index/dense/dense-arm.js';
 import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
 import { Retriever } from '../../src/search/retriever.js';
-import type { QueryEncoder } from '../../src/search/types.js';
-import { createHttpApp } from '../../src/server/http-app.js';
+import type { QueryEncoder } from '../../src/core/contracts.js';
+import { createHttpApp } from '../../src/server/transports/http/http-app.js';
 import { createServerMetrics } from '../../src/server/metrics.js';
 import { silentLogger } from '../../src/util/log.js';
 import { build, writeJsonl } from '../helpers/build.js';
@@ -49,7 +49,7 @@ beforeAll(async () => {
     encoder: enc,
     source: { kind: 'local', path: '/x' },
     vectorsDtype: 'f32',
-    ann: ANN_DEFAULTS,
+    ann: TEST_ANN,
     exactBelow: 1000,
     annThreads: 1,
   });

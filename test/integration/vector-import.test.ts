@@ -1,9 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { TEST_ANN } from '../helpers/ann.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDensePhase } from '../../src/build/dense-phase.js';
 import type { Encoder } from '../../src/encoder/encoder.js';
-import { ANN_DEFAULTS } from '../../src/index/dense/ann.js';
 import { openVectorSource } from '../../src/index/dense/vector-source.js';
 import { INDEX_FILES } from '../../src/index/layout.js';
 import { build, writeJsonl } from '../helpers/build.js';
@@ -88,7 +88,7 @@ describe.skipIf(!HAS_SHARED)('build-index with imported vectors', () => {
         encoder: enc,
         source: { kind: 'local', path: '/m' },
         vectorsDtype: 'f32',
-        ann: ANN_DEFAULTS,
+        ann: TEST_ANN,
         exactBelow: over.exactBelow ?? 1000,
         annThreads: 1,
         importFrom: { path, spotCheck, minCosine: 0.99 },

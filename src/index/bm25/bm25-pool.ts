@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { RetrieverError, type ErrorCode } from '../../errors.js';
-import type { ScoredHit } from '../../search/top-k.js';
+import type { ScoredHit } from '../../core/top-k.js';
 import { mergeHits, type Bm25Searcher, type NumRange } from './bm25-searcher.js';
 import type { FromSearchWorker, SearchWorkerInit, ToSearchWorker } from './bm25-search-worker.js';
 import { builtFileUrl } from '../../util/built-file.js';

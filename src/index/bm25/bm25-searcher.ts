@@ -1,8 +1,8 @@
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { RetrieverError } from '../../errors.js';
-import { TopK, type ScoredHit } from '../../search/top-k.js';
+import { TopK, type ScoredHit } from '../../core/top-k.js';
 import type { Analyzer } from '../../text/analyzer.js';
-import type { ChunkFilter } from '../../search/types.js';
+import type { ChunkFilter } from '../../core/contracts.js';
 import { preadFully } from '../../util/pread.js';
 import { idf, lengthNormTable, type Bm25Params } from './scoring.js';
 
@@ -200,7 +200,7 @@ export class Bm25Searcher {
         const old = acc[doc] as number;
         if (!scan) {
           touched[touchedCount] = doc;
-          touchedCount += ((old === 0) as unknown as number) | 0;
+          touchedCount += +(old === 0); // branch-free: count the doc once, on its first posting
         }
         acc[doc] = old + s;
       }

@@ -65,8 +65,3 @@ export function lengthNormTable(params: Bm25Params, avgdl: number): Float32Array
   }
   return table;
 }
-
-/** The BM25 contribution of one term occurrence count; the naive reference for tests. */
-export function termScore(weight: number, tf: number, lengthNorm: number): number {
-  return (weight * tf) / (tf + lengthNorm);
-}

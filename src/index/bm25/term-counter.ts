@@ -11,7 +11,8 @@ interface WasmApi {
   Instance: new (module: WasmModule, imports: Record<string, Record<string, unknown>>) => { exports: unknown };
 }
 type WasmModule = { readonly wasmModule: unique symbol };
-const wasm = (globalThis as unknown as { WebAssembly: WasmApi }).WebAssembly;
+// lib ES2023 declares no WebAssembly (it is in the DOM lib): the part of it used here, typed
+const wasm: WasmApi = Reflect.get(globalThis, 'WebAssembly');
 
 /** The exports of dist/wasm/term-counter.wasm (source: src/wasm/term-counter.ts). */
 interface CounterExports {
@@ -117,7 +118,7 @@ export class TermCounter {
         },
       },
     });
-    this.ex = instance.exports as unknown as CounterExports;
+    this.ex = instance.exports as CounterExports;
     guarded(() => this.ex.init(Math.min(maxPostings, MAX_COUNTER_POSTINGS), tableEntries, runBufferBytes));
   }
 

@@ -19,73 +19,94 @@ export interface AnnParams {
   quantization: AnnQuantization;
 }
 
-export const ANN_DEFAULTS: AnnParams = {
-  connectivity: 16,
-  expansionAdd: 128,
-  expansionSearch: 384,
-  quantization: 'i8',
+/** Graph vectors are stored as i8 unless a build says otherwise (re-scoring keeps scores exact). */
+export const DEFAULT_QUANTIZATION: AnnQuantization = 'i8';
+
+/** A size-dependent default: `value` for corpora of at most `upTo` chunks (the last tier has no bound). */
+interface Tier {
+  upTo: number;
+  value: number;
+}
+
+/**
+ * HNSW M by corpus size. At 768-d i8 a node takes 916 / 948 / 980 bytes at
+ * M 16 / 20 / 24 (measured on 2M-vector graphs), so wiki-18's 21,015,324
+ * chunks need 19.3 / 19.9 / 20.6 GB: M 20 is the densest graph that keeps it
+ * within 20 GB. Below, M 24 reaches a recall level at a narrower walk than
+ * M 16 (BENCHMARKS.md "HNSW defaults").
+ */
+const CONNECTIVITY_TIERS: Tier[] = [
+  { upTo: 20_000_000, value: 24 },
+  { upTo: Infinity, value: 20 },
+];
+
+/**
+ * efConstruction by corpus size. Recall at a fixed efSearch falls fast as a
+ * corpus grows, and a wider construction moves the whole curve by about 2.5
+ * doublings of the corpus for 5.4–5.7× the graph's build time
+ * (BENCHMARKS.md "HNSW defaults"). Up to 2M chunks the default graph reaches
+ * ≥ 0.97 at its default efSearch, so the build stays fast there.
+ */
+const EXPANSION_ADD_TIERS: Tier[] = [
+  { upTo: 2_000_000, value: 128 },
+  { upTo: Infinity, value: 512 },
+];
+
+/**
+ * efSearch stored in a new index, by corpus size, for a graph of M ≥ 24 and
+ * for a sparser one. Larger corpora get a wider walk, a denser graph a
+ * narrower one; above 10M chunks 1536, extrapolated from the growth between
+ * 1M and 2M (BENCHMARKS.md "HNSW defaults").
+ */
+const EXPANSION_SEARCH_TIERS: { dense: Tier[]; sparse: Tier[] } = {
+  dense: [
+    { upTo: 1_000_000, value: 128 },
+    { upTo: 2_000_000, value: 384 },
+    { upTo: 10_000_000, value: 768 },
+    { upTo: Infinity, value: 1536 },
+  ],
+  sparse: [
+    { upTo: 1_000_000, value: 384 },
+    { upTo: 10_000_000, value: 768 },
+    { upTo: Infinity, value: 1536 },
+  ],
 };
+/** The M from which a graph counts as dense for its efSearch tier. */
+const DENSE_GRAPH_M = 24;
 
-/**
- * Up to this many chunks the graph is M 24; above, M 20. At 768-d i8 a node
- * takes 916 / 948 / 980 bytes at M 16 / 20 / 24 (measured on 2M-vector
- * graphs), so wiki-18's 21,015,324 chunks need 19.3 / 19.9 / 20.6 GB: M 20 is
- * the densest graph that keeps it within 20 GB.
- */
-const DENSE_GRAPH_MAX_CHUNKS = 20_000_000;
-const LARGE_CORPUS_CONNECTIVITY = 20;
+function pick(tiers: readonly Tier[], chunks: number): number {
+  return (tiers.find((t) => chunks <= t.upTo) ?? (tiers[tiers.length - 1] as Tier)).value;
+}
 
-/**
- * The M a build uses when none is given. On the same clustered vectors
- * (BENCHMARKS.md): at 1M, M 24 reaches recall@10 0.981 at efSearch 128 in
- * 0.89 ms where M 16 needs efSearch 384 and 1.26 ms for 0.987; at 2M, M 24
- * gives 0.972–0.984 and M 20 0.979 at efSearch 768, where M 16 reaches 0.957.
- */
+/** "24 up to 20M chunks, 20 above": a tier table as help text says it. */
+function describeTiers(tiers: readonly Tier[]): string {
+  const size = (n: number): string => (n >= 1e6 ? `${n / 1e6}M` : `${n / 1e3}k`);
+  return tiers.map((t) => (t.upTo === Infinity ? `${t.value} above` : `${t.value} up to ${size(t.upTo)}`)).join(', ');
+}
+
+/** The M a build uses when none is given. */
 export function defaultConnectivity(chunks: number): number {
-  return chunks > DENSE_GRAPH_MAX_CHUNKS ? LARGE_CORPUS_CONNECTIVITY : 24;
+  return pick(CONNECTIVITY_TIERS, chunks);
 }
 
-/** Above this many chunks the graph is built with the wider efConstruction. */
-const WIDE_BUILD_ABOVE_CHUNKS = 2_000_000;
-const WIDE_EXPANSION_ADD = 512;
-
-/**
- * The efConstruction a build uses when none is given. Recall at a fixed
- * efSearch falls fast as a corpus grows, and a wider construction moves the
- * whole curve by about 2.5 doublings of the corpus (BENCHMARKS.md, clustered
- * vectors, M 20, efConstruction 512 against 128: recall@10 0.9987 against
- * 0.939 at efSearch 32 on 500k; 0.998 against 0.892 at 64 and 1.000 against
- * 0.964 at 128 on 1M) for 5.4–5.7× the graph's build time. Up to 2M chunks
- * the default graph reaches ≥ 0.97 at its default efSearch, so the build
- * stays fast there; above, where it would not, the graph is built wide.
- */
+/** The efConstruction a build uses when none is given. */
 export function defaultExpansionAdd(chunks: number): number {
-  return chunks > WIDE_BUILD_ABOVE_CHUNKS ? WIDE_EXPANSION_ADD : ANN_DEFAULTS.expansionAdd;
+  return pick(EXPANSION_ADD_TIERS, chunks);
 }
 
-/** Above this many chunks the stored efSearch is the widest. */
-const WIDEST_WALK_ABOVE_CHUNKS = 10_000_000;
-const WIDEST_EXPANSION_SEARCH = 1536;
-
-/**
- * The efSearch a build stores when none is given, for the graph's M. Recall at
- * a fixed efSearch falls as a corpus grows (BENCHMARKS.md, clustered vectors:
- * M 24 reaches 0.981 at 128 on 1M and 0.972–0.977 at 384 on 2M; M 20 0.979
- * at 768 on 2M (0.980 at 1536); M 16 0.987 at 384 on 1M and 0.957 at 768 on
- * 2M), so larger corpora get a wider walk, and a denser graph (M ≥ 24) a
- * narrower one. Above 10M chunks, 1536: on graphs built at efConstruction 512
- * the efSearch that holds a recall level grew ≈ 2.3–2.5× from 1M to 2M, which
- * puts wiki-18 (21M) at ≈ 0.93–0.97 with 768 and ≈ 0.975–0.99 with 1536
- * (extrapolated, not measured), at 2.6–2.8× the walk's time at 1M.
- */
+/** The efSearch a build stores when none is given, for the graph's M. */
 export function defaultExpansionSearch(chunks: number, connectivity = defaultConnectivity(chunks)): number {
-  if (chunks > WIDEST_WALK_ABOVE_CHUNKS) return WIDEST_EXPANSION_SEARCH;
-  if (connectivity >= 24) {
-    if (chunks <= 1_000_000) return 128;
-    return chunks <= 2_000_000 ? 384 : 768;
-  }
-  return chunks <= 1_000_000 ? ANN_DEFAULTS.expansionSearch : 768;
+  return pick(connectivity >= DENSE_GRAPH_M ? EXPANSION_SEARCH_TIERS.dense : EXPANSION_SEARCH_TIERS.sparse, chunks);
 }
+
+/** Help text for the ANN defaults, generated from the tier tables above (chunks). */
+export const ANN_DEFAULTS_HELP = {
+  connectivity: `default by chunks: ${describeTiers(CONNECTIVITY_TIERS)}`,
+  expansionAdd: `default by chunks: ${describeTiers(EXPANSION_ADD_TIERS)}`,
+  expansionSearch:
+    `default by chunks, with M ≥ ${DENSE_GRAPH_M}: ${describeTiers(EXPANSION_SEARCH_TIERS.dense)}; ` +
+    `with a smaller M: ${describeTiers(EXPANSION_SEARCH_TIERS.sparse)}`,
+};
 
 const SCALARS: Record<AnnQuantization, ScalarKind> = { f32: ScalarKind.F32, f16: ScalarKind.F16, i8: ScalarKind.I8 };
 const SCALAR_BYTES: Record<AnnQuantization, number> = { f32: 4, f16: 2, i8: 1 };

@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { RetrieverError } from '../../errors.js';
-import type { ScoredHit } from '../../search/top-k.js';
-import { TopK } from '../../search/top-k.js';
-import { isAllowed, type ChunkFilter, type DenseArm } from '../../search/types.js';
+import type { ScoredHit } from '../../core/top-k.js';
+import { TopK } from '../../core/top-k.js';
+import { isAllowed, type ChunkFilter, type DenseArm } from '../../core/contracts.js';
 import { INDEX_FILES } from '../layout.js';
 import type { DenseManifest } from '../manifest.js';
 import { AnnIndex, exactInnerProduct } from './ann.js';

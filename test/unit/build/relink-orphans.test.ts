@@ -1,7 +1,8 @@
 import { join } from 'node:path';
+import { TEST_ANN } from '../../helpers/ann.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { RELINK_ROUNDS, relinkOrphans } from '../../../src/build/relink-orphans.js';
-import { AnnBuilder, AnnIndex, ANN_DEFAULTS, type AnnParams } from '../../../src/index/dense/ann.js';
+import { AnnBuilder, AnnIndex, type AnnParams } from '../../../src/index/dense/ann.js';
 import { readGraphLinks } from '../../../src/index/dense/graph-file.js';
 import { createLogger } from '../../../src/util/log.js';
 import { orphanFirstBaseNode } from '../../helpers/graph-edit.js';
@@ -9,7 +10,7 @@ import { makeTempDir } from '../../helpers/paths.js';
 
 const DIM = 16;
 const N = 400;
-const PARAMS: AnnParams = { ...ANN_DEFAULTS, quantization: 'i8' };
+const PARAMS: AnnParams = { ...TEST_ANN, quantization: 'i8' };
 const tmp = makeTempDir();
 afterAll(() => tmp.cleanup());
 

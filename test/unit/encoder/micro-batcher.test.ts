@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MicroBatcher } from '../../../src/encoder/micro-batcher.js';
-import type { QueryEncoder } from '../../../src/search/types.js';
+import type { QueryEncoder } from '../../../src/core/contracts.js';
 
 /** Our QueryEncoder interface, recording each batch it is asked for. */
 function recordingEncoder(delayMs = 5): QueryEncoder & { batches: string[][]; fail?: boolean } {

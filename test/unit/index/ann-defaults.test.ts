@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  ANN_DEFAULTS,
+  ANN_DEFAULTS_HELP,
   defaultConnectivity,
   defaultExpansionAdd,
   defaultExpansionSearch,
@@ -34,16 +34,23 @@ describe('default HNSW shape', () => {
   });
 
   it('gives a graph built with M 16 by hand (--ann-m 16) the efSearch M 16 needs', () => {
-    expect(defaultExpansionSearch(1_000_000, 16)).toBe(ANN_DEFAULTS.expansionSearch);
+    expect(defaultExpansionSearch(1_000_000, 16)).toBe(384);
     expect(defaultExpansionSearch(2_000_000, 16)).toBe(768);
-    expect(ANN_DEFAULTS.expansionSearch).toBe(384);
   });
 
   it('builds graphs above 2M chunks wide (efConstruction 512), smaller ones at 128', () => {
     expect(defaultExpansionAdd(20_001)).toBe(128);
     expect(defaultExpansionAdd(2_000_000)).toBe(128);
-    expect(ANN_DEFAULTS.expansionAdd).toBe(128);
     expect(defaultExpansionAdd(2_000_001)).toBe(512);
     expect(defaultExpansionAdd(21_015_324)).toBe(512);
+  });
+
+  it('says its defaults in help text generated from the same tiers', () => {
+    expect(ANN_DEFAULTS_HELP.connectivity).toBe('default by chunks: 24 up to 20M, 20 above');
+    expect(ANN_DEFAULTS_HELP.expansionAdd).toBe('default by chunks: 128 up to 2M, 512 above');
+    expect(ANN_DEFAULTS_HELP.expansionSearch).toBe(
+      'default by chunks, with M ≥ 24: 128 up to 1M, 384 up to 2M, 768 up to 10M, 1536 above; ' +
+        'with a smaller M: 384 up to 1M, 768 up to 10M, 1536 above',
+    );
   });
 });

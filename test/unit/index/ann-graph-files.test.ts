@@ -1,12 +1,13 @@
 import { randomBytes } from 'node:crypto';
+import { TEST_ANN } from '../../helpers/ann.js';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AnnBuilder, AnnIndex, ANN_DEFAULTS, type AnnParams } from '../../../src/index/dense/ann.js';
+import { AnnBuilder, AnnIndex, type AnnParams } from '../../../src/index/dense/ann.js';
 import { makeTempDir } from '../../helpers/paths.js';
 
 const DIM = 16;
-const PARAMS: AnnParams = { ...ANN_DEFAULTS, quantization: 'f32' };
+const PARAMS: AnnParams = { ...TEST_ANN, quantization: 'f32' };
 const tmp = makeTempDir();
 afterAll(() => tmp.cleanup());
 

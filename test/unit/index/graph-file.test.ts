@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { TEST_ANN } from '../../helpers/ann.js';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { AnnBuilder, AnnIndex, ANN_DEFAULTS, type AnnParams } from '../../../src/index/dense/ann.js';
+import { AnnBuilder, AnnIndex, type AnnParams } from '../../../src/index/dense/ann.js';
 import { GraphFormatError, readGraphLinks } from '../../../src/index/dense/graph-file.js';
 import { orphanFirstBaseNode } from '../../helpers/graph-edit.js';
 import { makeTempDir } from '../../helpers/paths.js';
@@ -36,7 +37,7 @@ function reachable(path: string, params: AnnParams, num: number): boolean {
 describe('readGraphLinks (real USearch files)', () => {
   for (const quantization of ['f32', 'i8'] as const) {
     it(`reads the shape of a ${quantization} graph`, () => {
-      const params: AnnParams = { ...ANN_DEFAULTS, connectivity: 12, quantization };
+      const params: AnnParams = { ...TEST_ANN, connectivity: 12, quantization };
       const links = readGraphLinks(saved(`shape-${quantization}`, params));
       expect(links).toMatchObject({ nodes: N, deleted: 0, connectivity: 12, connectivityBase: 24 });
       expect(links.maxLevel).toBeGreaterThan(0);
@@ -46,7 +47,7 @@ describe('readGraphLinks (real USearch files)', () => {
   }
 
   it('names a node no base-level link points to, which no walk reaches', () => {
-    const params: AnnParams = { ...ANN_DEFAULTS, quantization: 'f32' };
+    const params: AnnParams = { ...TEST_ANN, quantization: 'f32' };
     const path = saved('orphan', params);
     expect(reachable(path, params, 0)).toBe(true);
     const before = readGraphLinks(path).orphans;
@@ -56,7 +57,7 @@ describe('readGraphLinks (real USearch files)', () => {
   });
 
   it('a file that is not a graph it knows is a GraphFormatError naming the file', () => {
-    const good = readFileSync(saved('good', { ...ANN_DEFAULTS, quantization: 'f32' }));
+    const good = readFileSync(saved('good', { ...TEST_ANN, quantization: 'f32' }));
     const vectorsEnd = 8 + N * DIM * 4;
     const cases: Record<string, Buffer> = {
       truncated: good.subarray(0, good.length - 100),

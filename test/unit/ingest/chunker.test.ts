@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { chunkDocument, formatContents, wordCounter, type TokenCounter } from '../../../src/ingest/chunker.js';
+import { chunkDocument, formatContents, wordCounter } from '../../../src/ingest/chunker.js';
+import { type TokenCounter } from '../../../src/core/contracts.js';
 import { splitSentences } from '../../../src/ingest/sentences.js';
 
 const count = (counter: TokenCounter, text: string): number => counter.words(text).reduce((s, w) => s + w.tokens, 0);

@@ -6,7 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { readJsonValues } from '../../../src/ingest/json-values.js';
 import { readLines } from '../../../src/ingest/lines.js';
 import { readCorpus, readCorpusBatches, splitTitleLine } from '../../../src/ingest/readers.js';
-import type { CorpusFormat, SourceDocument } from '../../../src/ingest/types.js';
+import type { SourceDocument } from '../../../src/ingest/types.js';
+import type { CorpusFormat } from '../../../src/core/contracts.js';
 import { HAS_SHARED, makeTempDir, sharedPath } from '../../helpers/paths.js';
 
 const tmp = makeTempDir();

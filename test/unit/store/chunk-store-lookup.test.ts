@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ChunkStore, ChunkStoreWriter, type ChunkRecord, type FilterSpec } from '../../../src/store/chunk-store.js';
+import { ChunkStore, type ChunkRecord, type FilterSpec } from '../../../src/store/chunk-store.js';
+import { ChunkStoreWriter } from '../../../src/store/chunk-store-writer.js';
 import { CREATE_INDEXES_V1, CREATE_TABLES_V1 } from '../../../src/store/schema.js';
 import { openDatabase } from '../../../src/store/sqlite.js';
 import { makeTempDir } from '../../helpers/paths.js';

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { ChunkStore, ChunkStoreWriter } from '../../../src/store/chunk-store.js';
+import { ChunkStore } from '../../../src/store/chunk-store.js';
+import { ChunkStoreWriter } from '../../../src/store/chunk-store-writer.js';
 import { makeTempDir } from '../../helpers/paths.js';
 
 const tmp = makeTempDir();

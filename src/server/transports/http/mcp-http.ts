@@ -1,11 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Logger } from '../util/log.js';
+import type { Logger } from '../../../util/log.js';
+import { jsonRpcError, StatelessMcp } from '../mcp-stateless/mcp-stateless.js';
+import { openSseSession, postSseMessage } from '../sse/sse.js';
 import { sendJson } from './http-util.js';
-import { jsonRpcError, StatelessMcp } from './mcp-stateless.js';
+import { SessionRegistry } from './sessions.js';
 
 export interface McpHttpOptions {
   /** Never issue session ids: every POST /mcp stands alone. */
@@ -13,12 +14,6 @@ export interface McpHttpOptions {
   /** Sessions idle longer than this are closed, ms. */
   sessionTtlMs: number;
   maxSessions: number;
-}
-
-interface Session {
-  transport: StreamableHTTPServerTransport | SSEServerTransport;
-  server: McpServer;
-  lastUsed: number;
 }
 
 /**
@@ -29,18 +24,17 @@ interface Session {
  * long-lived McpServer through our own JSON transport (mcp-stateless.ts).
  */
 export class McpHttp {
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions: SessionRegistry;
   private readonly stateless: StatelessMcp;
-  private readonly sweeper: NodeJS.Timeout;
 
   constructor(
     private readonly makeServer: () => McpServer,
     private readonly opts: McpHttpOptions,
-    private readonly log: Logger,
+    log: Logger,
     answerWithinMs: number,
   ) {
+    this.sessions = new SessionRegistry({ ttlMs: opts.sessionTtlMs, max: opts.maxSessions }, log);
     this.stateless = new StatelessMcp(makeServer(), answerWithinMs);
-    this.sweeper = setInterval(() => this.sweep(), Math.min(60_000, opts.sessionTtlMs)).unref();
   }
 
   get sessionCount(): number {
@@ -54,8 +48,8 @@ export class McpHttp {
   async handleMcp(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const sid = header(req, 'mcp-session-id');
     if (sid !== undefined) {
-      const s = this.sessions.get(sid);
-      if (!s || !(s.transport instanceof StreamableHTTPServerTransport)) {
+      const s = this.sessions.use(sid, StreamableHTTPServerTransport);
+      if (!s) {
         sendJson(
           res,
           404,
@@ -63,16 +57,10 @@ export class McpHttp {
         );
         return;
       }
-      s.lastUsed = Date.now();
       await s.transport.handleRequest(req, res, body);
       return;
     }
-    if (
-      !this.opts.stateless &&
-      req.method === 'POST' &&
-      isInitialize(body) &&
-      this.sessions.size < this.opts.maxSessions
-    ) {
+    if (!this.opts.stateless && req.method === 'POST' && isInitialize(body) && !this.sessions.full) {
       await this.startSession(req, res, body);
       return;
     }
@@ -88,42 +76,18 @@ export class McpHttp {
     await this.stateless.handle(req, res, body);
   }
 
-  /** GET /sse: opens a legacy SSE session; its messages arrive at POST /messages?sessionId=… */
-  async handleSse(_req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (this.sessions.size >= this.opts.maxSessions) {
-      sendJson(
-        res,
-        503,
-        { error: { code: 'OVERLOADED', message: 'too many open sessions: retry shortly' } },
-        { 'retry-after': '5' },
-      );
-      return;
-    }
-    const transport = new SSEServerTransport('/messages', res);
-    const server = this.makeServer();
-    const session: Session = { transport, server, lastUsed: Date.now() };
-    this.sessions.set(transport.sessionId, session);
-    transport.onclose = () => this.sessions.delete(transport.sessionId);
-    res.on('close', () => void this.closeSession(transport.sessionId));
-    await server.connect(transport);
+  /** GET /sse: opens a legacy SSE session. */
+  handleSse(_req: IncomingMessage, res: ServerResponse): Promise<void> {
+    return openSseSession(this.sessions, this.makeServer, res);
   }
 
-  async handleSseMessage(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    const sid = new URL(req.url ?? '/', 'http://x').searchParams.get('sessionId') ?? '';
-    const s = this.sessions.get(sid);
-    if (!s || !(s.transport instanceof SSEServerTransport)) {
-      sendJson(res, 404, {
-        error: { code: 'NOT_FOUND', message: `unknown SSE session "${sid.slice(0, 64)}": open GET /sse first` },
-      });
-      return;
-    }
-    s.lastUsed = Date.now();
-    await s.transport.handlePostMessage(req, res, body);
+  /** POST /messages?sessionId=…: a message of an SSE session. */
+  handleSseMessage(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    return postSseMessage(this.sessions, req, res, body);
   }
 
   async closeAll(): Promise<void> {
-    clearInterval(this.sweeper);
-    await Promise.all([...this.sessions.keys()].map((id) => this.closeSession(id)));
+    await this.sessions.closeAll();
     await this.stateless.close();
   }
 
@@ -132,32 +96,13 @@ export class McpHttp {
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
-      onsessioninitialized: (id) => {
-        this.sessions.set(id, { transport, server, lastUsed: Date.now() });
-      },
+      onsessioninitialized: (id) => this.sessions.add(id, { transport, server, lastUsed: Date.now() }),
     });
     transport.onclose = () => {
-      if (transport.sessionId) this.sessions.delete(transport.sessionId);
+      if (transport.sessionId) this.sessions.forget(transport.sessionId);
     };
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
-  }
-
-  private async closeSession(id: string): Promise<void> {
-    const s = this.sessions.get(id);
-    if (!s) return;
-    this.sessions.delete(id);
-    try {
-      await s.transport.close();
-      await s.server.close();
-    } catch (err) {
-      this.log.debug(`closing session ${id}: ${(err as Error).message}`);
-    }
-  }
-
-  private sweep(): void {
-    const cutoff = Date.now() - this.opts.sessionTtlMs;
-    for (const [id, s] of this.sessions) if (s.lastUsed < cutoff) void this.closeSession(id);
   }
 }
 

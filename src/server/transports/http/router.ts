@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import type { Retriever } from '../search/retriever.js';
-import { SEARCH_MODES } from '../search/types.js';
-import { describeValue } from '../errors.js';
-import type { Logger } from '../util/log.js';
-import type { Admission } from './admission.js';
+import type { Retriever } from '../../../search/retriever.js';
+import { SEARCH_MODES } from '../../../search/types.js';
+import { describeValue } from '../../../errors.js';
+import type { Logger } from '../../../util/log.js';
+import type { Admission } from '../../admission.js';
 import { limitConnections, type ConnectionLimits, type ConnectionStats } from './connections.js';
 import {
   hostAllowed,
@@ -19,8 +19,8 @@ import {
   tokenMatches,
 } from './http-util.js';
 import type { McpHttp } from './mcp-http.js';
-import type { ServerMetrics } from './metrics.js';
-import { handleFlashBatchSearch, handleFlashSearch, handleRetrieve, type RestContext } from './rest.js';
+import type { ServerMetrics } from '../../metrics.js';
+import { handleFlashBatchSearch, handleFlashSearch, handleRetrieve, type RestContext } from '../../rest/rest.js';
 
 export interface HttpOptions {
   authToken?: string;
@@ -37,8 +37,8 @@ export interface HttpOptions {
   connections: ConnectionLimits;
 }
 
-/** What the HTTP layer needs; `retriever` is undefined until indexes are loaded and warm. */
-export interface HttpApp {
+/** What the router needs; `retriever` is undefined until indexes are loaded and warm. */
+export interface RouterContext {
   retriever(): Retriever | undefined;
   mcp(): McpHttp | undefined;
   rest(): RestContext | undefined;
@@ -61,7 +61,10 @@ const REST_ROUTES: Record<string, (ctx: RestContext, body: unknown) => Promise<u
  * SSE (/sse, /messages), the REST compatibility routes, /health, /ready and
  * /metrics. Errors are JSON bodies with a code and a message, never a stack.
  */
-export function createHttpServer(app: HttpApp, opts: HttpOptions): { server: Server; connections: ConnectionStats } {
+export function createHttpServer(
+  app: RouterContext,
+  opts: HttpOptions,
+): { server: Server; connections: ConnectionStats } {
   // how often Node looks for connections past their header timeout (default 30 s)
   const server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) => {
     void handle(app, opts, req, res).catch((err: unknown) => {
@@ -81,101 +84,135 @@ export function createHttpServer(app: HttpApp, opts: HttpOptions): { server: Ser
   return { server, connections };
 }
 
-async function handle(app: HttpApp, opts: HttpOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+/** One request's bookkeeping: its route label, outcome and mode for the metrics, and how it fails. */
+interface Exchange {
+  req: IncomingMessage;
+  res: ServerResponse;
+  path: string;
+  /** The latency metric's mode label: one of the modes or empty, never the client's string. */
+  mode: string;
+  fail(code: string, message: string, headers?: Record<string, string>): void;
+  /** Records the outcome of an answer sent elsewhere (an error code, or 'ok'). */
+  settle(outcome: string): void;
+}
+
+async function handle(app: RouterContext, opts: HttpOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const x = exchange(app, req, res);
+  if (app.draining()) res.setHeader('connection', 'close');
+  if (refusedBeforeAdmission(app, opts, x)) return;
+  const refusal = admissionRefusal(app, x.path);
+  if (refusal) {
+    x.fail(refusal.code, refusal.message);
+    return;
+  }
+  const retriever = app.retriever() as Retriever;
+  if (x.path === '/ready') {
+    sendJson(res, 200, { status: 'ready', corpora: retriever.corpora.map((c) => c.name) });
+    return;
+  }
+  try {
+    await dispatch(app, opts, x);
+  } catch (err) {
+    if (err instanceof HttpError) {
+      const allow: Record<string, string> =
+        err.code === 'METHOD_NOT_ALLOWED' ? { allow: x.path === '/sse' ? 'GET' : 'POST' } : {};
+      x.fail(err.code, err.message, allow);
+      return;
+    }
+    x.settle(sendThrown(res, err, (m) => app.log.error(m)));
+  }
+}
+
+function exchange(app: RouterContext, req: IncomingMessage, res: ServerResponse): Exchange {
   const started = performance.now();
   const path = new URL(req.url ?? '/', 'http://x').pathname;
   const route = routeLabel(path);
   let outcome = 'ok';
-  let mode = '';
+  const x: Exchange = {
+    req,
+    res,
+    path,
+    mode: '',
+    settle: (o) => (outcome = o),
+    fail: (code, message, headers = {}) => {
+      outcome = code;
+      if (code === 'OVERLOADED') app.metrics.rejected.inc({ route });
+      const status = httpErrorStatus(code);
+      if (status === 503) headers['retry-after'] ??= code === 'NOT_READY' ? '5' : '1';
+      if (status === 413) {
+        // the rest of the body is never read: close rather than drain a 200 MB upload
+        headers['connection'] = 'close';
+        closeUnread(req);
+      }
+      sendJson(res, status, { error: { code, message } }, headers);
+    },
+  };
   res.on('close', () => {
     app.metrics.requests.inc({ route, status: outcome });
-    app.metrics.latency.observe((performance.now() - started) / 1000, mode ? { route, mode } : { route });
+    app.metrics.latency.observe((performance.now() - started) / 1000, x.mode ? { route, mode: x.mode } : { route });
     if (outcome !== 'ok') app.metrics.errors.inc({ route, code: outcome });
   });
-  if (app.draining()) res.setHeader('connection', 'close');
-  const fail = (code: string, message: string, headers: Record<string, string> = {}): void => {
-    outcome = code;
-    if (code === 'OVERLOADED') app.metrics.rejected.inc({ route });
-    const status = httpErrorStatus(code);
-    if (status === 503) headers['retry-after'] ??= code === 'NOT_READY' ? '5' : '1';
-    if (status === 413) {
-      // the rest of the body is never read: close rather than drain a 200 MB upload
-      headers['connection'] = 'close';
-      closeUnread(req);
-    }
-    sendJson(res, status, { error: { code, message } }, headers);
-  };
+  return x;
+}
 
+/** Host, CORS, /health, token, Origin and /metrics: answered (true) before anything needs the retriever. */
+function refusedBeforeAdmission(app: RouterContext, opts: HttpOptions, x: Exchange): boolean {
+  const { req, res, path } = x;
   if (opts.allowedHosts && !hostAllowed(req.headers.host, opts.allowedHosts)) {
-    fail(
+    x.fail(
       'FORBIDDEN',
       `Host ${describeValue(req.headers.host ?? '')} is not one this server answers (${opts.allowedHosts.join(', ')}): ` +
         'add the name with --allowed-hosts',
     );
-    return;
+    return true;
   }
   const origin = header(req, 'origin');
-  if (applyCors(req, res, origin, opts)) return;
+  if (applyCors(req, res, origin, opts)) return true;
   if (path === '/health') {
     sendJson(res, 200, { status: 'ok' });
-    return;
+    return true;
   }
   if (opts.authToken !== undefined && !tokenMatches(header(req, 'authorization'), opts.authToken)) {
-    fail('UNAUTHORIZED', 'missing or wrong bearer token: send "Authorization: Bearer <token>"', {
+    x.fail('UNAUTHORIZED', 'missing or wrong bearer token: send "Authorization: Bearer <token>"', {
       'www-authenticate': 'Bearer',
     });
-    return;
+    return true;
   }
   if (MCP_ROUTES.has(path) && !originAllowed(origin, opts.allowedOrigins)) {
-    fail('FORBIDDEN', `origin ${describeValue(origin)} is not allowed: add it with --allowed-origins`);
-    return;
+    x.fail('FORBIDDEN', `origin ${describeValue(origin)} is not allowed: add it with --allowed-origins`);
+    return true;
   }
   if (path === '/metrics' && req.method === 'GET') {
-    const body = app.metrics.registry.render();
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
-    res.end(body);
-    return;
+    res.end(app.metrics.registry.render());
+    return true;
   }
-  const refusal = admissionRefusal(app, path);
-  if (refusal) {
-    fail(refusal.code, refusal.message);
-    return;
-  }
-  const retriever = app.retriever() as Retriever;
-  if (path === '/ready') {
-    sendJson(res, 200, { status: 'ready', corpora: retriever.corpora.map((c) => c.name) });
-    return;
-  }
+  return false;
+}
 
-  try {
-    if (path === '/sse') {
-      if (req.method !== 'GET') throw new HttpError('METHOD_NOT_ALLOWED', 'use GET /sse to open an SSE stream');
-      await app.mcp()?.handleSse(req, res);
-      return;
-    }
-    let body: unknown;
-    if (req.method === 'POST') body = parseJsonBody(req, await readBody(req, opts.maxBodyBytes));
-    const restHandler = REST_ROUTES[path];
-    if (restHandler) {
-      if (req.method !== 'POST') throw new HttpError('METHOD_NOT_ALLOWED', `use POST ${path} with a JSON body`);
-      mode = modeLabel(body);
-      const result = await restHandler(app.rest() as RestContext, body);
-      sendJson(res, 200, result);
-      return;
-    }
-    if (path === '/messages') {
-      if (req.method !== 'POST') throw new HttpError('METHOD_NOT_ALLOWED', 'use POST /messages?sessionId=…');
-      await app.mcp()?.handleSseMessage(req, res, body);
-      return;
-    }
-    await app.mcp()?.handleMcp(req, res, body);
-  } catch (err) {
-    if (err instanceof HttpError) {
-      fail(err.code, err.message, err.code === 'METHOD_NOT_ALLOWED' ? { allow: path === '/sse' ? 'GET' : 'POST' } : {});
-      return;
-    }
-    outcome = sendThrown(res, err, (m) => app.log.error(m));
+/** The routes that search: SSE, the REST compatibility routes and MCP. */
+async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Promise<void> {
+  const { req, res, path } = x;
+  if (path === '/sse') {
+    if (req.method !== 'GET') throw new HttpError('METHOD_NOT_ALLOWED', 'use GET /sse to open an SSE stream');
+    await app.mcp()?.handleSse(req, res);
+    return;
   }
+  let body: unknown;
+  if (req.method === 'POST') body = parseJsonBody(req, await readBody(req, opts.maxBodyBytes));
+  const restHandler = REST_ROUTES[path];
+  if (restHandler) {
+    if (req.method !== 'POST') throw new HttpError('METHOD_NOT_ALLOWED', `use POST ${path} with a JSON body`);
+    x.mode = modeLabel(body);
+    sendJson(res, 200, await restHandler(app.rest() as RestContext, body));
+    return;
+  }
+  if (path === '/messages') {
+    if (req.method !== 'POST') throw new HttpError('METHOD_NOT_ALLOWED', 'use POST /messages?sessionId=…');
+    await app.mcp()?.handleSseMessage(req, res, body);
+    return;
+  }
+  await app.mcp()?.handleMcp(req, res, body);
 }
 
 /**
@@ -217,7 +254,7 @@ function applyCors(req: IncomingMessage, res: ServerResponse, origin: string | u
 }
 
 /** Why a route that needs the retriever cannot be served now, if it cannot: unknown, loading, stopping or full. */
-function admissionRefusal(app: HttpApp, path: string): { code: string; message: string } | undefined {
+function admissionRefusal(app: RouterContext, path: string): { code: string; message: string } | undefined {
   if (path !== '/ready' && !REST_ROUTES[path] && !MCP_ROUTES.has(path)) {
     return {
       code: 'NOT_FOUND',

@@ -1,8 +1,8 @@
-import type { Retriever } from '../search/retriever.js';
-import type { Logger } from '../util/log.js';
-import { createServer } from './create-server.js';
+import type { Retriever } from '../../../search/retriever.js';
+import type { Logger } from '../../../util/log.js';
+import { createServer } from '../../mcp/create-server.js';
 import { StdioTransport } from './stdio-transport.js';
-import type { Guard } from './tool-context.js';
+import type { Guard } from '../../mcp/tool-context.js';
 
 /** The SDK's own line limit, kept: a larger message is refused, not the session ended. */
 const MAX_LINE_BYTES = 10 * 2 ** 20;

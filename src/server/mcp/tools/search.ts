@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
 import { FILTER_HELP, filterSchema, modeSchema, querySchema, searchResultShape, topKSchema } from '../schemas.js';
-import type { SearchHit } from '../../search/types.js';
+import type { SearchHit } from '../../../search/types.js';
 
 export function registerSearch(ctx: ToolContext): void {
   const { server, retriever } = ctx;

@@ -7,7 +7,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendJson } from './http-util.js';
+import { sendJson } from '../http/http-util.js';
 
 /** The most JSON-RPC messages one POST may carry (the SDK's transport uses the same cap). */
 export const MAX_STATELESS_BATCH = 100;
@@ -52,9 +52,11 @@ export class StatelessMcp {
   constructor(
     server: McpServer,
     private readonly answerWithinMs: number,
+    /** false: every message takes the SDK's public path (`onmessage`), for measuring what the direct one saves. */
+    directDispatch = true,
   ) {
     this.ready = server.connect(this.transport);
-    this.transport.dispatchRequest = requestDispatcher(server);
+    if (directDispatch) this.transport.dispatchRequest = requestDispatcher(server);
   }
 
   /** Requests delivered and not yet answered (a leak shows here). */

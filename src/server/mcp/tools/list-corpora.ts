@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SEARCH_MODES } from '../../search/types.js';
+import { SEARCH_MODES } from '../../../search/types.js';
 import type { ToolContext } from '../tool-context.js';
 
 export function registerListCorpora(ctx: ToolContext): void {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { SEARCH_MODES } from '../search/types.js';
+import { topKBounds } from '../../search/retriever.js';
+import { SEARCH_MODES } from '../../search/types.js';
 
 /** Output shapes shared by the tools (MCP structuredContent) and the REST API. */
 export const hitSchema = z.object({
@@ -36,8 +37,9 @@ export const modeSchema = z
   .enum(SEARCH_MODES, { errorMap: () => ({ message: `mode must be one of ${SEARCH_MODES.join(', ')}` }) })
   .describe('hybrid = BM25 and dense fused by Reciprocal Rank Fusion; dense = e5 vectors only; bm25 = keywords only');
 
-export function topKSchema(max: number) {
-  return z.number().int().min(1).max(max).describe(`number of passages to return (1-${max})`);
+export function topKSchema(maxTopK: number) {
+  const { min, max } = topKBounds(maxTopK);
+  return z.number().int().min(min).max(max).describe(`number of passages to return (${min}-${max})`);
 }
 
 export function querySchema(maxChars: number) {

@@ -1,6 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Retriever } from '../search/retriever.js';
-import { TOOL_VERSION } from '../version.js';
+import type { Retriever } from '../../search/retriever.js';
+import { TOOL_VERSION } from '../../version.js';
 import { registerBatchSearch } from './tools/batch-search.js';
 import { registerFetch } from './tools/fetch.js';
 import { registerListCorpora } from './tools/list-corpora.js';

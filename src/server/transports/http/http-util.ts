@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { describeError, RetrieverError, type ErrorCode } from '../errors.js';
+import { describeError, RetrieverError, type ErrorCode } from '../../../errors.js';
 
 /** HTTP status for each error code; bodies never carry stack traces. */
 export function statusFor(code: ErrorCode | 'NOT_FOUND' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'NOT_READY'): number {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
 import { filterSchema, hitSchema, modeSchema, querySchema, topKSchema } from '../schemas.js';
-import { SEARCH_MODES } from '../../search/types.js';
+import { SEARCH_MODES } from '../../../search/types.js';
 import { describeCorpora, toHitOut } from './search.js';
 
 export function registerBatchSearch(ctx: ToolContext): void {

@@ -1,5 +1,5 @@
-import type { ChunkRecord } from '../store/chunk-store.js';
-import type { SearchHit } from '../search/types.js';
+import type { ChunkRecord } from '../../store/chunk-store.js';
+import type { SearchHit } from '../../search/types.js';
 
 /** "Doc 1 (Title: …) text": the passage format Search-R1-style agents are trained on. */
 export function formatHit(hit: SearchHit): string {

@@ -1,13 +1,13 @@
 import type { Server } from 'node:http';
-import type { Retriever } from '../search/retriever.js';
-import type { Logger } from '../util/log.js';
-import { Admission, type AdmissionOptions } from './admission.js';
-import { createServer } from './create-server.js';
+import type { Retriever } from '../../../search/retriever.js';
+import type { Logger } from '../../../util/log.js';
+import { Admission, type AdmissionOptions } from '../../admission.js';
+import { createServer } from '../../mcp/create-server.js';
 import type { ConnectionStats } from './connections.js';
-import { createHttpServer, type HttpOptions } from './http.js';
+import { createHttpServer, type HttpOptions } from './router.js';
 import { McpHttp, type McpHttpOptions } from './mcp-http.js';
-import type { ServerMetrics } from './metrics.js';
-import type { RestContext } from './rest.js';
+import type { ServerMetrics } from '../../metrics.js';
+import type { RestContext } from '../../rest/rest.js';
 
 /** How long past the request deadline a stateless MCP request may stay unanswered before it is failed. */
 const STATELESS_ANSWER_MARGIN_MS = 5000;

@@ -3,8 +3,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { StatelessMcp } from '../../../src/server/mcp-stateless.js';
-import { postJson } from '../../helpers/http-server.js';
+import { StatelessMcp } from '../../../../src/server/transports/mcp-stateless/mcp-stateless.js';
+import { postJson } from '../../../helpers/http-server.js';
 
 // A real SDK McpServer with one tool behind our stateless transport, on a real HTTP server.
 let http: Server;

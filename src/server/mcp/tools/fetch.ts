@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { FETCH_LIMITS, fetchChunks } from '../../search/fetch.js';
-import type { ChunkRecord } from '../../store/chunk-store.js';
+import { FETCH_LIMITS, fetchChunks } from '../../../search/fetch.js';
+import type { ChunkRecord } from '../../../store/chunk-store.js';
 import { formatChunk } from '../format.js';
 import { chunkSchema } from '../schemas.js';
 import type { ToolContext } from '../tool-context.js';

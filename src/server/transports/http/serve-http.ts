@@ -1,6 +1,6 @@
 import type { Server } from 'node:http';
-import type { Retriever } from '../search/retriever.js';
-import { describeError } from '../errors.js';
+import type { Retriever } from '../../../search/retriever.js';
+import { describeError } from '../../../errors.js';
 import { createHttpApp, type HttpAppOptions } from './http-app.js';
 
 /** How long a stopping server keeps answering 503 + "Connection: close" on open connections, at least, ms. */

@@ -8,7 +8,7 @@ import type { OpenCorpus } from '../search/open-corpus.js';
 import { fixHintFor } from '../search/open-corpus.js';
 import type { Logger } from '../util/log.js';
 
-export interface ServeEncoderFlags {
+export interface EncoderFlags {
   /** Explicit model choice; by default each index's own encoder (from its manifest) is loaded. */
   model?: string;
   modelPath?: string;
@@ -25,9 +25,9 @@ export interface ServeEncoderFlags {
  * checks each index against it: same model file (sha256), dimension,
  * prefixes, pooling and max length, or the server refuses to start.
  */
-export async function loadCorpusEncoders(
+export async function openCorpusEncoders(
   corpora: readonly OpenCorpus[],
-  flags: ServeEncoderFlags,
+  flags: EncoderFlags,
   hub: HubConfig,
   log: Logger,
 ): Promise<{ encoders: Map<string, Encoder>; all: Encoder[] }> {
@@ -59,7 +59,7 @@ export async function loadCorpusEncoders(
   return { encoders, all };
 }
 
-function choiceFor(m: DenseManifest, flags: ServeEncoderFlags): EncoderChoice {
+function choiceFor(m: DenseManifest, flags: EncoderFlags): EncoderChoice {
   const e = m.encoder;
   const explicit = flags.model !== undefined || flags.modelPath !== undefined;
   const choice: EncoderChoice = {

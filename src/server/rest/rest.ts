@@ -1,7 +1,7 @@
-import { describeValue, RetrieverError } from '../errors.js';
-import type { Retriever } from '../search/retriever.js';
-import { SEARCH_MODES, type SearchHit, type SearchMode } from '../search/types.js';
-import type { Guard } from './tool-context.js';
+import { describeValue, RetrieverError } from '../../errors.js';
+import type { Retriever } from '../../search/retriever.js';
+import { SEARCH_MODES, type SearchHit, type SearchMode } from '../../search/types.js';
+import type { Guard } from '../mcp/tool-context.js';
 
 /**
  * REST endpoints compatible with the Python retrieval servers RL trainers
@@ -76,17 +76,19 @@ function queryList(v: unknown, key: string, max: number): string[] {
   return v as string[];
 }
 
-async function run(ctx: RestContext, o: Record<string, unknown>, queries: string[], topK: number | undefined) {
+/** Runs the queries with the request's own name for its top-k field ("topk", "top_n") in errors. */
+async function run(ctx: RestContext, o: Record<string, unknown>, queries: string[], topKName: string) {
+  const topK = optInt(o, topKName);
   const mode = optMode(o);
   const corpus = optCorpus(o);
-  return ctx.guard(() => ctx.retriever.searchMany(queries, { topK, mode, corpus, filter: o['filter'] }));
+  return ctx.guard(() => ctx.retriever.searchMany(queries, { topK, mode, corpus, filter: o['filter'], topKName }));
 }
 
 export async function handleRetrieve(ctx: RestContext, body: unknown): Promise<unknown> {
   const o = asObject(body);
   const queries = queryList(o['queries'], 'queries', ctx.maxBatchQueries);
   const withScores = optBool(o, 'return_scores', false);
-  const results = await run(ctx, o, queries, optInt(o, 'topk'));
+  const results = await run(ctx, o, queries, 'topk');
   return {
     result: results.map((r) => r.results.map((h) => (withScores ? { document: doc(h), score: h.score } : doc(h)))),
   };
@@ -97,7 +99,7 @@ export async function handleFlashSearch(ctx: RestContext, body: unknown): Promis
   if (typeof o['query'] !== 'string')
     throw new RetrieverError('BAD_INPUT', '"query" must be a string (use /batch_search for a list)');
   const withScores = optBool(o, 'return_score', false);
-  const [r] = await run(ctx, o, [o['query']], optInt(o, 'top_n'));
+  const [r] = await run(ctx, o, [o['query']], 'top_n');
   const hits = (r as { results: SearchHit[] }).results;
   return withScores ? [hits.map(doc), hits.map((h) => h.score)] : hits.map(doc);
 }
@@ -106,7 +108,7 @@ export async function handleFlashBatchSearch(ctx: RestContext, body: unknown): P
   const o = asObject(body);
   const queries = queryList(o['query'], 'query', ctx.maxBatchQueries);
   const withScores = optBool(o, 'return_score', false);
-  const results = await run(ctx, o, queries, optInt(o, 'top_n'));
+  const results = await run(ctx, o, queries, 'top_n');
   const docs = results.map((r) => r.results.map(doc));
   return withScores ? [docs, results.map((r) => r.results.map((h) => h.score))] : docs;
 }

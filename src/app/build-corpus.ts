@@ -1,0 +1,180 @@
+import { statSync } from 'node:fs';
+import { buildIndex, type BuildSummary, type DensePhase } from '../build/build-index.js';
+import { createDensePhase } from '../build/dense-phase.js';
+import { CHUNK_SIZE_BY_FORMAT, DEFAULTS } from '../config.js';
+import type { CorpusFormat } from '../core/contracts.js';
+import { openEncoder, type EncoderChoice } from '../encoder/load-encoder.js';
+import { RetrieverError } from '../errors.js';
+import type { HubConfig } from '../hub/download.js';
+import type { Bm25Params } from '../index/bm25/scoring.js';
+import { DEFAULT_QUANTIZATION, type AnnQuantization } from '../index/dense/ann.js';
+import { fetchPresetFile, fetchPresetVectors, getPreset, listPresets, type Preset } from '../presets/presets.js';
+import type { Logger } from '../util/log.js';
+
+/** The dense arm of a build: which encoder, and how its vectors are indexed. */
+export interface DenseBuildOptions {
+  encoder: EncoderChoice;
+  vectorsDtype: 'f32' | 'f16';
+  /** Corpora of at most this many chunks are searched exactly (no graph). */
+  exactBelow: number;
+  /** Unset fields take the size-dependent defaults of index/dense/ann.ts. */
+  ann: { connectivity?: number; expansionAdd?: number; expansionSearch?: number; quantization: AnnQuantization };
+  annThreads: number;
+  annCheckpointMinutes: number;
+  embedWindow: number;
+  /** Import precomputed vectors instead of encoding (`importVectors` fills it for a preset). */
+  vectors?: { path: string; format?: 'faiss'; spotCheck: number; minCosine: number };
+}
+
+/** A build: a preset (`preset`), or a file of ours (`name`, `input`, `format`). */
+export interface BuildCorpusOptions {
+  preset?: string;
+  name?: string;
+  input?: string;
+  format?: CorpusFormat;
+  /** With a preset: download and import its published vectors instead of encoding. */
+  importVectors?: boolean;
+  indexDir: string;
+  /** Unset: the preset's, else the format's default (config.ts CHUNK_SIZE_BY_FORMAT). */
+  chunkSize?: number;
+  chunkOverlap?: number;
+  bm25: Bm25Params;
+  maxPostingsInMemory: number;
+  threads: number;
+  dense: DenseBuildOptions | null;
+  resume: boolean;
+  /** The command that rebuilds this index, recorded in its manifest for error hints. */
+  rebuildCommand: string;
+  hub: HubConfig;
+  log: Logger;
+  progress: boolean;
+}
+
+/** The dense options of a build that names only some encoder settings: the rest are config.ts's defaults. */
+export function defaultDenseOptions(encoder: Partial<EncoderChoice>): DenseBuildOptions {
+  const E = DEFAULTS.encoder;
+  return {
+    encoder: {
+      model: E.model,
+      variant: E.variant,
+      revision: E.revision,
+      device: E.device,
+      threads: E.threads,
+      batchSize: E.batchSize,
+      maxLength: E.maxLength,
+      pooling: E.pooling,
+      queryPrefix: E.queryPrefix,
+      passagePrefix: E.passagePrefix,
+      ...encoder,
+    },
+    vectorsDtype: DEFAULTS.vectorsDtype,
+    exactBelow: DEFAULTS.exactBelow,
+    ann: { quantization: DEFAULT_QUANTIZATION },
+    annThreads: DEFAULTS.annThreads,
+    annCheckpointMinutes: DEFAULTS.annCheckpointMinutes,
+    embedWindow: DEFAULTS.embedWindow,
+  };
+}
+
+/**
+ * Builds a corpus's index from a preset (downloading its data) or a file:
+ * resolves the input and chunking, opens the encoder for the dense arm, and
+ * runs the build. The CLI and the server's first-run build both come here.
+ */
+export async function buildCorpus(o: BuildCorpusOptions): Promise<BuildSummary> {
+  const preset = o.preset !== undefined ? requirePreset(o.preset) : undefined;
+  const name = o.name ?? preset?.name;
+  const format = o.format ?? (preset?.format as CorpusFormat | undefined);
+  if (!name || !format || (!o.input && !preset)) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      'build-index needs --corpus PRESET, or --name, --input and --format (see build-index --help)',
+    );
+  }
+  if (o.input) checkInputFile(o.input, '--input');
+  if (o.importVectors && !preset) {
+    throw new RetrieverError('BAD_INPUT', '--import-vectors needs --corpus PRESET; use --vectors PATH otherwise');
+  }
+  const chunkSize = o.chunkSize ?? preset?.chunk_size ?? CHUNK_SIZE_BY_FORMAT[format];
+  const chunkOverlap = chunkSize > 0 ? (o.chunkOverlap ?? preset?.chunk_overlap ?? DEFAULTS.chunkOverlap) : 0;
+  if (chunkSize > 0 && chunkOverlap >= chunkSize) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `--chunk-overlap must be an integer from 0 to ${chunkSize - 1} (below --chunk-size), got ${chunkOverlap}`,
+    );
+  }
+  const input = o.input ?? (await fetchPresetFile(preset as Preset, 'corpus', o.hub));
+  let dense = o.dense;
+  if (dense && preset && o.importVectors) {
+    dense = {
+      ...dense,
+      vectors: { path: await fetchPresetVectors(preset, o.hub), format: 'faiss', spotCheck: 0, minCosine: 0 },
+    };
+  }
+  const phase = dense ? await openDensePhase(dense, o.hub, o.log) : null;
+  try {
+    return await buildIndex({
+      name,
+      input,
+      format,
+      indexDir: o.indexDir,
+      chunkSize,
+      chunkOverlap,
+      bm25: o.bm25,
+      maxPostingsInMemory: o.maxPostingsInMemory,
+      threads: o.threads,
+      dense: phase?.phase ?? null,
+      resume: o.resume,
+      rebuildCommand: o.rebuildCommand,
+      log: o.log,
+      progress: o.progress,
+    });
+  } finally {
+    await phase?.close();
+  }
+}
+
+async function openDensePhase(
+  d: DenseBuildOptions,
+  hub: HubConfig,
+  log: Logger,
+): Promise<{ phase: DensePhase; close: () => Promise<void> }> {
+  if (d.vectors) checkInputFile(d.vectors.path, d.vectors.format === 'faiss' ? '--faiss-index' : '--vectors');
+  const { encoder, source } = await openEncoder(d.encoder, hub);
+  log.info(`encoder ${encoder.id} on ${d.encoder.device} (dim ${encoder.dim})`);
+  const phase = createDensePhase({
+    encoder,
+    source,
+    vectorsDtype: d.vectorsDtype,
+    exactBelow: d.exactBelow,
+    annThreads: d.annThreads,
+    annCheckpointMs: d.annCheckpointMinutes > 0 ? d.annCheckpointMinutes * 60_000 : Infinity,
+    windowSize: d.embedWindow,
+    ...(d.vectors ? { importFrom: d.vectors } : {}),
+    ann: d.ann,
+  });
+  return { phase, close: () => encoder.close() };
+}
+
+function requirePreset(name: string): Preset {
+  const p = getPreset(name);
+  if (!p) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `unknown corpus preset "${name}": choose one of ${listPresets().join(', ')} (or use --name/--input/--format)`,
+    );
+  }
+  return p;
+}
+
+/** Fails fast, before any model download, when a file cannot be read. */
+function checkInputFile(path: string, flag: string): void {
+  try {
+    if (!statSync(path).isFile()) throw new Error('not a regular file');
+  } catch (err) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `cannot read input ${path}: ${(err as Error).message}; check the ${flag} path`,
+    );
+  }
+}

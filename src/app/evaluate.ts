@@ -1,0 +1,135 @@
+import { DEFAULTS } from '../config.js';
+import { RetrieverError } from '../errors.js';
+import { measureAnnRecall, type AnnRecallReport } from '../eval/ann-recall.js';
+import { loadQueries, type EvalFormat, type EvalQuery } from '../eval/queries.js';
+import { runEval, type EvalRow } from '../eval/run-eval.js';
+import type { HubConfig } from '../hub/download.js';
+import type { Manifest } from '../index/manifest.js';
+import { fetchPresetFile, getPreset } from '../presets/presets.js';
+import type { Retriever } from '../search/retriever.js';
+import { SEARCH_MODES, type SearchMode } from '../search/types.js';
+import type { Logger } from '../util/log.js';
+import type { EncoderFlags } from './encoders.js';
+import { openRetriever } from './open-retriever.js';
+
+export interface EvalSetup {
+  corpus: string;
+  indexDir: string;
+  /** The query file; unset for a preset: its own questions (downloaded). */
+  queries?: string;
+  format?: EvalFormat;
+  qrels?: string;
+  encoder: EncoderFlags;
+  hub: HubConfig;
+  log: Logger;
+  progress: boolean;
+}
+
+export interface EvalReport {
+  rows: EvalRow[];
+  queriesPath: string;
+  format: EvalFormat;
+  queryCount: number;
+  seconds: number;
+  manifest: Manifest;
+}
+
+/**
+ * Runs a benchmark's queries through the server's own search path (the same
+ * Retriever, no cache) and scores each mode: recall@k, MRR@10, nDCG@10.
+ */
+export async function evaluate(
+  setup: EvalSetup,
+  o: { modes?: string[]; ks: number[]; limit?: number; evidenceThreshold: number },
+): Promise<EvalReport> {
+  return withRetriever(setup, async (retriever, queries, queriesPath, format) => {
+    const corpus = retriever.corpus(setup.corpus);
+    const modes = (o.modes ?? corpus.modes) as SearchMode[];
+    for (const m of modes) {
+      if (!(SEARCH_MODES as readonly string[]).includes(m))
+        throw new RetrieverError('BAD_INPUT', `unknown mode "${m}" in --mode`);
+      retriever.modeFor(corpus, m);
+    }
+    const picked = o.limit !== undefined ? queries.slice(0, o.limit) : queries;
+    const t0 = performance.now();
+    const rows = await runEval(picked, {
+      retriever,
+      corpus: setup.corpus,
+      modes,
+      ks: o.ks,
+      evidenceThreshold: o.evidenceThreshold,
+      progress: setup.progress,
+    });
+    const seconds = (performance.now() - t0) / 1000;
+    return { rows, queriesPath, format, queryCount: picked.length, seconds, manifest: corpus.manifest };
+  });
+}
+
+/** The dense index's recall@k against exhaustive search on these queries' vectors, per efSearch. */
+export async function evaluateAnnRecall(
+  setup: EvalSetup,
+  o: { efs: number[]; k: number; rescoreFactor: number; limit: number },
+): Promise<AnnRecallReport> {
+  return withRetriever(setup, async (retriever, queries) => {
+    const corpus = retriever.corpus(setup.corpus);
+    const dense = corpus.manifest.dense;
+    if (!dense) {
+      throw new RetrieverError(
+        'MODE_UNAVAILABLE',
+        `corpus ${setup.corpus} has no dense index, so --ann-recall has nothing to measure (rebuild without --no-dense)`,
+      );
+    }
+    const texts = queries.slice(0, o.limit).map((q) => q.text);
+    const vectors = await retriever.embedQueries(setup.corpus, texts);
+    return measureAnnRecall({ dir: corpus.dir, dense, queries: vectors, progress: setup.progress, ...o });
+  });
+}
+
+async function withRetriever<T>(
+  setup: EvalSetup,
+  work: (r: Retriever, queries: EvalQuery[], path: string, format: EvalFormat) => Promise<T>,
+): Promise<T> {
+  const { path, format } = await queryFile(setup);
+  const { retriever } = await openRetriever({
+    corpora: [setup.corpus],
+    indexDir: setup.indexDir,
+    retriever: {
+      topK: 10,
+      maxTopK: 100,
+      maxQueryChars: 1 << 20,
+      candidates: DEFAULTS.candidates,
+      rrfK: DEFAULTS.rrfK,
+      weights: { bm25: 1, dense: 1 },
+      cacheSize: 0,
+    },
+    encoder: setup.encoder,
+    hub: setup.hub,
+    dense: { mmap: true, rescoreFactor: DEFAULTS.rescoreFactor },
+    batching: { maxBatch: 64, maxWaitMs: 0, maxQueue: 1 << 20, cacheSize: 0 },
+    bm25Threads: 0,
+    verify: 'sizes',
+    log: setup.log,
+  });
+  try {
+    return await work(retriever, await loadQueries(format, path, setup.qrels), path, format);
+  } finally {
+    await retriever.close();
+  }
+}
+
+async function queryFile(setup: EvalSetup): Promise<{ path: string; format: EvalFormat }> {
+  const preset = getPreset(setup.corpus);
+  let path = setup.queries;
+  let format = setup.format;
+  if (!path && preset?.queries) {
+    path = await fetchPresetFile(preset, 'queries', setup.hub);
+    format ??= preset.queries.format as EvalFormat;
+  }
+  if (!path || !format) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      'eval needs --queries FILE and --format (flashrag, beir, multihop or graphrag)',
+    );
+  }
+  return { path, format };
+}

@@ -1,0 +1,77 @@
+import type { QueryEncoder } from '../core/contracts.js';
+import { MicroBatcher, type MicroBatchOptions } from '../encoder/micro-batcher.js';
+import type { HubConfig } from '../hub/download.js';
+import { openDenseArm, type DenseArmOptions } from '../index/dense/dense-arm.js';
+import type { VerifyMode } from '../index/file-integrity.js';
+import { openCorpus, type OpenCorpus } from '../search/open-corpus.js';
+import { Retriever, type RetrieverOptions } from '../search/retriever.js';
+import type { Logger } from '../util/log.js';
+import { formatCount } from '../util/progress.js';
+import { openCorpusEncoders, type EncoderFlags } from './encoders.js';
+
+/** Everything that opens a set of built corpora for searching. */
+export interface RetrieverSetup {
+  corpora: string[];
+  indexDir: string;
+  retriever: RetrieverOptions;
+  encoder: EncoderFlags;
+  hub: HubConfig;
+  dense: DenseArmOptions;
+  batching: Omit<MicroBatchOptions, 'onBatch' | 'onQueue'>;
+  /** BM25 worker threads per hybrid corpus (0: inline). */
+  bm25Threads: number;
+  verify: VerifyMode | 'auto';
+  log: Logger;
+  /** Observers of the encoders' micro-batches (the server's metrics); none for eval. */
+  onEncoderBatch?: (size: number) => void;
+  onEncoderQueue?: (depth: number) => void;
+}
+
+export interface OpenedRetriever {
+  retriever: Retriever;
+  /** The micro-batchers in front of the query encoders (their vector caches, for metrics). */
+  batchers: MicroBatcher[];
+}
+
+/**
+ * Opens and checks every corpus (manifest, checksums, analyzer), then one
+ * query encoder per distinct encoder among them, each behind a micro-batcher;
+ * nothing is returned until all succeed, and whatever opened is closed if any fails.
+ */
+export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetriever> {
+  const opened: OpenCorpus[] = [];
+  try {
+    for (const name of setup.corpora) {
+      const c = openCorpus(setup.indexDir, name, {
+        openDense: (dir, manifest, hint) =>
+          openDenseArm(dir, manifest.dense as NonNullable<typeof manifest.dense>, hint, setup.dense),
+        verify: setup.verify,
+        log: setup.log,
+        bm25Threads: setup.bm25Threads,
+      });
+      opened.push(c);
+      setup.log.info(
+        `opened ${name}: ${formatCount(c.manifest.corpus.chunks)} chunks, modes ${c.modes.join('/')}, built ${c.manifest.built_at}`,
+      );
+    }
+    const { encoders } = await openCorpusEncoders(opened, setup.encoder, setup.hub, setup.log);
+    const batchers = new Map<QueryEncoder, MicroBatcher>();
+    const byCorpus = new Map<string, QueryEncoder>();
+    for (const [name, enc] of encoders) {
+      let b = batchers.get(enc);
+      if (!b) {
+        b = new MicroBatcher(enc, {
+          ...setup.batching,
+          ...(setup.onEncoderBatch ? { onBatch: setup.onEncoderBatch } : {}),
+          ...(setup.onEncoderQueue ? { onQueue: setup.onEncoderQueue } : {}),
+        });
+        batchers.set(enc, b);
+      }
+      byCorpus.set(name, b);
+    }
+    return { retriever: new Retriever(opened, byCorpus, setup.retriever), batchers: [...batchers.values()] };
+  } catch (err) {
+    for (const c of opened) c.close();
+    throw err;
+  }
+}

@@ -1,0 +1,115 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { RetrieverError } from '../errors.js';
+import { INDEX_FILES } from '../index/layout.js';
+import { getPreset } from '../presets/presets.js';
+import type { Retriever } from '../search/retriever.js';
+import { Admission, type AdmissionOptions } from '../server/admission.js';
+import { createServerMetrics, type ServerMetrics } from '../server/metrics.js';
+import type { McpHttpOptions } from '../server/transports/http/mcp-http.js';
+import type { HttpOptions } from '../server/transports/http/router.js';
+import { openRetriever, type OpenedRetriever, type RetrieverSetup } from './open-retriever.js';
+
+/** Requests a stdio client may have inside the server at once; more wait in its pipe. */
+const STDIO_MAX_PENDING = 256;
+
+export interface ServeConfig extends RetrieverSetup {
+  maxBatchQueries: number;
+  transport: 'stdio' | 'http';
+  http: {
+    host: string;
+    port: number;
+    options: HttpOptions;
+    admission: AdmissionOptions;
+    mcp: McpHttpOptions;
+    drainMs: number;
+  };
+  /**
+   * Builds a preset's missing index before serving (the first run), or
+   * undefined to only explain which command builds it (--no-build).
+   */
+  ensureCorpus: ((name: string) => Promise<void>) | undefined;
+}
+
+/**
+ * Serves the corpora over stdio or HTTP until a signal (or stdin's end).
+ * Over HTTP the port opens first, so /health answers while a first-run
+ * build and the index checks run.
+ */
+export async function serve(cfg: ServeConfig): Promise<void> {
+  const metrics = createServerMetrics();
+  const open = async (): Promise<Retriever> => {
+    await ensureIndexes(cfg);
+    return observed(await openRetriever(withEncoderMetrics(cfg, metrics)), metrics);
+  };
+  if (cfg.transport === 'stdio') {
+    const retriever = await open();
+    const { serveStdio } = await import('../server/transports/stdio/serve-stdio.js');
+    const admission = new Admission(cfg.http.admission);
+    // stdio has one client: it is slowed by backpressure (requests held in the transport), never refused
+    const maxPending = Math.min(STDIO_MAX_PENDING, cfg.http.admission.maxInFlight);
+    await serveStdio(retriever, cfg.maxBatchQueries, (work) => admission.run(work), cfg.log, maxPending);
+    return;
+  }
+  const { serveHttp } = await import('../server/transports/http/serve-http.js');
+  await serveHttp({
+    host: cfg.http.host,
+    port: cfg.http.port,
+    http: cfg.http.options,
+    admission: cfg.http.admission,
+    mcp: cfg.http.mcp,
+    maxBatchQueries: cfg.maxBatchQueries,
+    metrics,
+    log: cfg.log,
+    drainMs: cfg.http.drainMs,
+    load: open,
+  });
+}
+
+/**
+ * First run of a preset: builds its index (progress on stderr) before serving.
+ * A missing non-preset index, or --no-build, is an error naming the command.
+ */
+async function ensureIndexes(cfg: ServeConfig): Promise<void> {
+  for (const name of cfg.corpora) {
+    if (existsSync(join(cfg.indexDir, name, INDEX_FILES.manifest))) continue;
+    if (!getPreset(name)) continue; // openCorpus explains how to build it
+    const cmd = `build-index --corpus ${name}${cfg.indexDir !== 'indexes' ? ` --index-dir ${cfg.indexDir}` : ''}`;
+    if (!cfg.ensureCorpus) {
+      throw new RetrieverError(
+        'INDEX_MISSING',
+        `corpus ${name} is not built yet: run \`${cmd}\`, or start without --no-build to build it now`,
+      );
+    }
+    cfg.log.info(`corpus ${name} is not built yet: building it now (${cmd}); this runs once`);
+    await cfg.ensureCorpus(name);
+  }
+}
+
+function withEncoderMetrics(cfg: RetrieverSetup, metrics: ServerMetrics): RetrieverSetup {
+  return {
+    ...cfg,
+    onEncoderBatch: (n) => metrics.encoderBatch.observe(n),
+    onEncoderQueue: (d) => metrics.encoderQueue.set(d),
+  };
+}
+
+/** Points the cache metrics at the opened retriever's caches; returns the retriever. */
+function observed({ retriever, batchers }: OpenedRetriever, metrics: ServerMetrics): Retriever {
+  metrics.cacheHits.source = () => retriever.cache.hits;
+  metrics.cacheMisses.source = () => retriever.cache.misses;
+  type Sized = { readonly size: number; readonly bytes: number };
+  const caches = (): Array<[string, Sized]> => [
+    ['results', retriever.cache],
+    ...batchers.map((b): [string, Sized] => ['vectors', b.vectorCache]),
+    ...retriever.corpora.map((c): [string, Sized] => ['filters', c.filters]),
+  ];
+  const sum = (pick: (c: Sized) => number) => () => {
+    const byName = new Map<string, number>();
+    for (const [name, c] of caches()) byName.set(name, (byName.get(name) ?? 0) + pick(c));
+    return [...byName].map(([cache, v]): [{ cache: string }, number] => [{ cache }, v]);
+  };
+  metrics.cacheBytes.collect = sum((c) => c.bytes);
+  metrics.cacheEntries.collect = sum((c) => c.size);
+  return retriever;
+}

@@ -1,0 +1,54 @@
+/**
+ * The contracts every layer shares, and nothing else: what a search arm, a
+ * query encoder, a token counter and a metadata filter are. This layer
+ * imports nothing of ours but top-k.ts, so index/, encoder/ and ingest/
+ * can all depend on it without reaching up into search/.
+ */
+import type { ScoredHit } from './top-k.js';
+
+export const CORPUS_FORMATS = ['wiki18', 'jsonl', 'beir', 'multihop', 'graphrag'] as const;
+export type CorpusFormat = (typeof CORPUS_FORMATS)[number];
+
+/** Where an encoder's files came from, as a manifest records it. */
+export type EncoderSource = { kind: 'local'; path: string } | { kind: 'hub'; repo: string; revision: string };
+
+/** How the chunker counts tokens; a word may be several tokens (WordPiece). */
+export interface TokenCounter {
+  /** Recorded in the manifest: "words" or "wordpiece:<model>". */
+  readonly id: string;
+  /** Words of `text` with their token counts, in order. */
+  words(text: string): Array<{ start: number; end: number; tokens: number }>;
+  /** Total tokens of `text` (the sum over words(text)), without building spans. */
+  count(text: string): number;
+}
+
+/**
+ * The chunks a metadata filter allows: a bitset over chunk nums for O(1)
+ * membership, and the sorted nums themselves for exact search over few chunks.
+ */
+export interface ChunkFilter {
+  bits: Uint8Array;
+  nums: Uint32Array;
+}
+
+export function isAllowed(f: ChunkFilter, num: number): boolean {
+  return (((f.bits[num >>> 3] as number) >>> (num & 7)) & 1) === 1;
+}
+
+/** The dense arm of one corpus: nearest chunks to a query vector. */
+export interface DenseArm {
+  /** Identity of the encoder the vectors were built with (must match the query encoder). */
+  readonly encoderId: string;
+  search(query: Float32Array, k: number, filter?: ChunkFilter): ScoredHit[];
+  /** `search` for each query; an ANN arm walks the graph for all of them on several threads. */
+  searchMany(queries: readonly Float32Array[], k: number, filter?: ChunkFilter): ScoredHit[][];
+  close(): void;
+}
+
+/** Turns query strings into vectors; shared by every corpus built with the same encoder. */
+export interface QueryEncoder {
+  readonly id: string;
+  readonly dim: number;
+  embedQueries(texts: string[]): Promise<Float32Array[]>;
+  close?(): Promise<void>;
+}
