@@ -15,6 +15,9 @@ import { startServer, type BenchServer } from './lib/server.js';
 const seconds = Number(arg('seconds', '20'));
 const { indexDir, name } = ensureLongIndex(20_000);
 const queries = makeQueries(20_000, 4, 3);
+/** Extra server flags, e.g. --extra '--cache-mb 0' (space-separated). */
+const extra = (arg('extra', '') as string).split(' ').filter(Boolean);
+const only = arg('only', '') as string;
 
 async function retrieve(srv: BenchServer, qs: string[]): Promise<{ status: number; ms: number }> {
   const t = performance.now();
@@ -54,7 +57,20 @@ async function load(srv: BenchServer, clients: number, batch: number) {
 }
 
 const rows: Array<Record<string, string | number>> = [];
-const row = (loadName: string, r: Awaited<ReturnType<typeof load>>, batch: number): void => {
+/** The server's own event-loop delay p99 and max, ms (its /metrics), apart from the client's scheduling. */
+async function serverLoopDelay(srv: BenchServer): Promise<{ p99: number; max: number }> {
+  const text = await (await fetch(`${srv.url}/metrics`)).text();
+  const q = (quantile: string): number =>
+    1000 * Number(new RegExp(`nodejs_eventloop_delay_seconds\\{quantile="${quantile}"\\} (\\S+)`).exec(text)?.[1]);
+  return { p99: q('0.99'), max: q('1') };
+}
+
+const row = (
+  loadName: string,
+  r: Awaited<ReturnType<typeof load>>,
+  batch: number,
+  loop: { p99: number; max: number },
+): void => {
   const h = summarize(r.health);
   const refused = summarize(r.refused);
   rows.push({
@@ -65,17 +81,24 @@ const row = (loadName: string, r: Awaited<ReturnType<typeof load>>, batch: numbe
     'health max ms': Math.max(...r.health),
     '503s': r.refused.length,
     '503 p99 ms': r.refused.length > 0 ? refused.p99 : '—',
+    'server loop delay p99 ms': loop.p99,
+    'server loop delay max ms': loop.max,
   });
 };
 
-let srv = await startServer(['--corpus', name, '--index-dir', indexDir]);
-row('8 clients × 256-query batches', await load(srv, 8, 256), 256);
-row('256 clients × 1 query', await load(srv, 256, 1), 1);
-await srv.stop();
-srv = await startServer(['--corpus', name, '--index-dir', indexDir, '--max-inflight', '4']);
-row('8 × 256-query batches, --max-inflight 4', await load(srv, 8, 256), 256);
-row('256 × 1 query, --max-inflight 4', await load(srv, 256, 1), 1);
-await srv.stop();
+const loads: Array<[string, string[], number, number]> = [
+  ['8 clients × 256-query batches', [], 8, 256],
+  ['256 clients × 1 query', [], 256, 1],
+  ['8 × 256-query batches, --max-inflight 4', ['--max-inflight', '4'], 8, 256],
+  ['256 × 1 query, --max-inflight 4', ['--max-inflight', '4'], 256, 1],
+];
+for (const [label, flags, clients, batch] of loads) {
+  if (only && !label.includes(only)) continue;
+  const srv = await startServer(['--corpus', name, '--index-dir', indexDir, ...flags, ...extra]);
+  const result = await load(srv, clients, batch);
+  row(label, result, batch, await serverLoopDelay(srv));
+  await srv.stop();
+}
 
 printTable(`Event loop under BM25 load (20k passages of 500 words, top-10, ${seconds} s a row)`, rows);
-writeResult('event-loop-bm25', { seconds, rows });
+writeResult(`event-loop-bm25${only || extra.length ? '-probe' : ''}`, { seconds, extra, rows });

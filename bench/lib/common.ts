@@ -1,3 +1,4 @@
+import { execSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -52,10 +53,22 @@ export function printTable(title: string, rows: Array<Record<string, string | nu
   for (const r of rows) process.stdout.write(`${line(cols.map((c) => fmt(r[c])))}\n`);
 }
 
+/** The checkout's commit (with "+" when it has uncommitted changes), recorded beside every result. */
+function gitCommit(): string {
+  try {
+    const head = execSync('git rev-parse --short HEAD', { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execSync('git status --porcelain --untracked-files=no', { cwd: ROOT, encoding: 'utf8' }).trim();
+    return dirty ? `${head}+` : head;
+  } catch {
+    return 'unknown';
+  }
+}
+
 export function writeResult(name: string, data: unknown): string {
   mkdirSync(BENCH_RESULTS, { recursive: true });
   const path = join(BENCH_RESULTS, `${name}.json`);
-  writeFileSync(path, `${JSON.stringify({ date: new Date().toISOString(), ...(data as object) }, null, 2)}\n`);
+  const commit = gitCommit();
+  writeFileSync(path, `${JSON.stringify({ date: new Date().toISOString(), commit, ...(data as object) }, null, 2)}\n`);
   process.stdout.write(`\nwrote ${path}\n`);
   return path;
 }

@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
@@ -18,8 +18,8 @@ export interface BuildLock {
  * One build of an index name at a time. Two builds of the same name shared
  * `.NAME.partial` and could publish each other's half-written files (the
  * outside probe saw a good index replaced by one failing its own checksum).
- * The lock is `.NAME.lock` beside the partial directory, made with an
- * exclusive create (O_EXCL) and held for the whole build; it records the
+ * The lock is `.NAME.lock` beside the partial directory, created atomically
+ * with its contents (see tryCreate) and held for the whole build; it records the
  * holder's PID, so a second build is refused at once with that PID, and a
  * lock left by a process that no longer runs on this host (killed with -9)
  * is taken over.
@@ -27,12 +27,9 @@ export interface BuildLock {
 export function lockBuild(indexDir: string, name: string): BuildLock {
   mkdirSync(indexDir, { recursive: true });
   const path = join(indexDir, `.${name}.lock`);
+  const info: LockInfo = { pid: process.pid, host: hostname(), started: new Date().toISOString() };
   for (let attempt = 0; attempt < 2; attempt++) {
-    const fd = tryCreate(path);
-    if (fd !== undefined) {
-      const info: LockInfo = { pid: process.pid, host: hostname(), started: new Date().toISOString() };
-      writeSync(fd, `${JSON.stringify(info)}\n`);
-      closeSync(fd);
+    if (tryCreate(path, info)) {
       let released = false;
       return {
         path,
@@ -82,12 +79,23 @@ function youngerThan(path: string, ms: number): boolean {
   }
 }
 
-function tryCreate(path: string): number | undefined {
+/**
+ * Creates the lock with its contents in one step: the record is written to a
+ * file of this process's own, then hard-linked to the lock's name, which
+ * fails with EEXIST if the lock is held (link(2) is atomic, as O_EXCL is), so
+ * no reader ever sees a lock without its PID.
+ */
+function tryCreate(path: string, info: LockInfo): boolean {
+  const mine = `${path}.${process.pid}`;
   try {
-    return openSync(path, 'wx');
+    writeFileSync(mine, `${JSON.stringify(info)}\n`);
+    linkSync(mine, path);
+    return true;
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return undefined;
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw new RetrieverError('IO', `cannot create the build lock ${path}: ${(err as Error).message}`, { cause: err });
+  } finally {
+    rmSync(mine, { force: true });
   }
 }
 

@@ -3,6 +3,7 @@ import type { ChunkRecord } from '../store/chunk-store.js';
 import { fuseRrf, type FusedHit } from './fuse.js';
 import { parseFilter } from './filters.js';
 import { ResultCache } from './result-cache.js';
+import { TurnQueue } from './turn-queue.js';
 import type { OpenCorpus } from './open-corpus.js';
 import type { ScoredHit } from '../core/top-k.js';
 import type { SearchHit, SearchMode, SearchResult } from './types.js';
@@ -50,6 +51,8 @@ export function topKBounds(maxTopK: number): { min: number; max: number } {
 export class Retriever {
   private readonly byName: Map<string, OpenCorpus>;
   readonly cache: ResultCache;
+  /** Every request's synchronous work, one task a turn (turn-queue.ts). */
+  private readonly turns = new TurnQueue();
 
   /**
    * `encoders` maps a corpus name to the query encoder of its dense arm;
@@ -177,32 +180,39 @@ export class Retriever {
     // the BM25 arm runs while the encoder thread works on the query vectors; with BM25 threads,
     // each thread scores its part of the chunk range while this thread scores the first part and
     // then walks the HNSW graph (filtered searches stay here: the filter's bitset is not shared)
-    const bm25 = mode === 'dense' ? null : searchBm25(corpus, texts, depth, filter);
+    const bm25 = mode === 'dense' ? null : searchBm25(this.turns, corpus, texts, depth, filter);
     let denseLists: ScoredHit[][] | null = null;
     try {
       const vecs = vectors ? await vectors : null;
       const dense = corpus.dense;
-      // a slice of a batch walks the ANN graph on every core at once; between slices the event loop turns
-      if (vecs && dense)
-        denseLists = await inSlices(vecs, DENSE_SLICE, (part) => dense.searchMany(part, depth, filter));
+      // a slice of a batch walks the ANN graph on every core at once, one slice a turn
+      if (vecs && dense) {
+        denseLists = [];
+        for (let i = 0; i < vecs.length; i += DENSE_SLICE) {
+          const part = vecs.slice(i, i + DENSE_SLICE);
+          denseLists.push(...(await this.turns.run(() => dense.searchMany(part, depth, filter))));
+        }
+      }
     } catch (err) {
       await bm25?.catch(() => undefined); // leave nothing running (or rejecting unseen) behind a failed request
       throw err;
     }
     const bm25Lists = bm25 ? await bm25 : null;
     const out: SearchResult[] = [];
-    let turn = performance.now();
     for (let i = 0; i < texts.length; i++) {
       const lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }> = [];
       if (bm25Lists) lists.push({ arm: 'bm25', hits: bm25Lists[i] as ScoredHit[], weight: this.opts.weights.bm25 });
       if (denseLists) lists.push({ arm: 'dense', hits: denseLists[i] as ScoredHit[], weight: this.opts.weights.dense });
-      out.push({ corpus: corpus.name, mode, results: this.materialize(corpus, mode, lists, topK) });
-      if (performance.now() - turn > TURN_MS) {
-        await nextTurn();
-        turn = performance.now();
-      }
+      // reading the chunks is a turn of its own: a top-100 list of long passages takes milliseconds
+      const results = await this.turns.run(() => this.materialize(corpus, mode, lists, topK));
+      out.push({ corpus: corpus.name, mode, results });
     }
     return out;
+  }
+
+  /** Runs other synchronous work of a request (serialising a large answer) in the same turns as searches. */
+  inTurn<T extends object | string | number | boolean | null | undefined>(work: () => T): Promise<T> {
+    return this.turns.run(work);
   }
 
   /** Query vectors from a corpus's query encoder (e.g. for `eval --ann-recall`). */
@@ -269,26 +279,16 @@ function toHit(rec: ChunkRecord, rank: number, f: FusedHit): SearchHit {
   return hit;
 }
 
-/**
- * The longest stretch of a batch's synchronous work (BM25 scoring, chunk
- * reads) before the event loop gets a turn, ms: a 256-query batch is then
- * many short tasks, and /health, new requests and 503s are answered between
- * them (RELIABILITY.md "Event loop").
- */
-const TURN_MS = 5;
-/** Query vectors per HNSW batch walk, between event-loop turns. */
+/** Query vectors per HNSW batch walk, one walk a turn. */
 const DENSE_SLICE = 32;
 
-function nextTurn(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}
-
 /**
- * The BM25 lists of a batch, scored in turns of at most TURN_MS. The first
- * query's part on this thread runs before this returns, so a single query
- * overlaps the encoder exactly as before.
+ * The BM25 lists of a batch, one query a turn (RELIABILITY.md "Event loop"):
+ * the main thread's part of each query runs in its turn, the worker threads'
+ * parts meanwhile, and the lists are awaited together.
  */
 async function searchBm25(
+  turns: TurnQueue,
   corpus: OpenCorpus,
   texts: readonly string[],
   depth: number,
@@ -296,30 +296,19 @@ async function searchBm25(
 ): Promise<ScoredHit[][]> {
   const pool = filter ? null : corpus.bm25Pool;
   const lists: Array<Promise<ScoredHit[]> | ScoredHit[]> = [];
-  let turn = performance.now();
   try {
     for (const q of texts) {
-      lists.push(pool ? pool.search(q, depth) : corpus.bm25.search(q, depth, filter));
-      if (performance.now() - turn > TURN_MS) {
-        await nextTurn();
-        turn = performance.now();
-      }
+      // wrapped: the turn ends when the main thread's part is done, not when the workers' parts are
+      const { list } = await turns.run(() => ({
+        list: pool ? pool.search(q, depth) : corpus.bm25.search(q, depth, filter),
+      }));
+      lists.push(list);
     }
   } catch (err) {
     for (const l of lists) if (l instanceof Promise) l.catch(() => undefined); // none left rejecting unseen
     throw err;
   }
   return Promise.all(lists);
-}
-
-async function inSlices<T, R>(items: readonly T[], size: number, work: (part: readonly T[]) => R[]): Promise<R[]> {
-  if (items.length <= size) return work(items);
-  const out: R[] = [];
-  for (let i = 0; i < items.length; i += size) {
-    if (i > 0) await nextTurn();
-    out.push(...work(items.slice(i, i + size)));
-  }
-  return out;
 }
 
 function truncate(s: string, n: number): string {

@@ -1,3 +1,5 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
 /**
  * A small Prometheus registry (text exposition format 0.0.4): counters,
  * gauges and histograms with labels. No dependency, no background work.
@@ -144,6 +146,16 @@ export function createServerMetrics() {
   const r = new Registry();
   const rss = r.gauge('process_resident_memory_bytes', 'Resident memory of the server process.');
   rss.collect = () => [[{}, process.memoryUsage().rss]];
+  // how late the event loop ran its timers, sampled every 10 ms, over the process's life: what a
+  // /health check or a new request waited for at worst, measured inside the server
+  const loop = monitorEventLoopDelay({ resolution: 10 });
+  loop.enable();
+  const loopDelay = r.gauge('nodejs_eventloop_delay_seconds', 'Event-loop delay since start, by quantile.');
+  loopDelay.collect = () =>
+    [0.5, 0.99, 1].map((q): [Labels, number] => [
+      { quantile: String(q) },
+      (q === 1 ? loop.max : loop.percentile(q * 100)) / 1e9,
+    ]);
   return {
     registry: r,
     requests: r.counter('retriever_requests_total', 'Requests handled, by route, mode and outcome.'),

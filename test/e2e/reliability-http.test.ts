@@ -114,6 +114,21 @@ describe('memory stays bounded whatever clients send', () => {
   });
 });
 
+describe('large answers', () => {
+  it('writes a 40-query /retrieve answer one list a turn, equal to the queries answered one by one', async () => {
+    const queries = makeQueries(40, 3, 77);
+    const batch = await postJson(`${srv.url}/retrieve`, { queries, topk: 5, return_scores: true });
+    expect(batch.status).toBe(200);
+    expect(batch.headers.get('content-length')).toBeNull(); // streamed, not one JSON.stringify
+    const lists = (batch.json as unknown as { result: unknown[] }).result;
+    expect(lists).toHaveLength(40);
+    for (const i of [0, 17, 39]) {
+      const one = await postJson(`${srv.url}/retrieve`, { queries: [queries[i]], topk: 5, return_scores: true });
+      expect(lists[i]).toEqual((one.json as unknown as { result: unknown[] }).result[0]);
+    }
+  });
+});
+
 describe('connections', () => {
   it('keeps answering /health and /retrieve past 200 silent sockets (--max-connections 64)', async () => {
     const silent = await Promise.all(Array.from({ length: 200 }, () => openSocket(srv.url)));

@@ -84,14 +84,30 @@ async function run(ctx: RestContext, o: Record<string, unknown>, queries: string
   return ctx.guard(() => ctx.retriever.searchMany(queries, { topK, mode, corpus, filter: o['filter'], topKName }));
 }
 
+/**
+ * A JSON answer written one item a turn: `before`, the items joined by
+ * commas, `after`. A 256-query batch of long passages serialises to
+ * megabytes, and one JSON.stringify of it held the event loop for tens of
+ * milliseconds (RELIABILITY.md "Event loop").
+ */
+export class JsonList {
+  constructor(
+    readonly before: string,
+    readonly items: readonly unknown[],
+    readonly after: string,
+  ) {}
+}
+
+/** Batches of more queries than this are written as a JsonList. */
+const STREAM_ABOVE_QUERIES = 4;
+
 export async function handleRetrieve(ctx: RestContext, body: unknown): Promise<unknown> {
   const o = asObject(body);
   const queries = queryList(o['queries'], 'queries', ctx.maxBatchQueries);
   const withScores = optBool(o, 'return_scores', false);
   const results = await run(ctx, o, queries, 'topk');
-  return {
-    result: results.map((r) => r.results.map((h) => (withScores ? { document: doc(h), score: h.score } : doc(h)))),
-  };
+  const lists = results.map((r) => r.results.map((h) => (withScores ? { document: doc(h), score: h.score } : doc(h))));
+  return lists.length > STREAM_ABOVE_QUERIES ? new JsonList('{"result":[', lists, ']}') : { result: lists };
 }
 
 export async function handleFlashSearch(ctx: RestContext, body: unknown): Promise<unknown> {

@@ -20,7 +20,13 @@ import {
 } from './http-util.js';
 import type { McpHttp } from './mcp-http.js';
 import type { ServerMetrics } from '../../metrics.js';
-import { handleFlashBatchSearch, handleFlashSearch, handleRetrieve, type RestContext } from '../../rest/rest.js';
+import {
+  handleFlashBatchSearch,
+  handleFlashSearch,
+  handleRetrieve,
+  JsonList,
+  type RestContext,
+} from '../../rest/rest.js';
 
 export interface HttpOptions {
   authToken?: string;
@@ -204,7 +210,10 @@ async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Pro
   if (restHandler) {
     if (req.method !== 'POST') throw new HttpError('METHOD_NOT_ALLOWED', `use POST ${path} with a JSON body`);
     x.mode = modeLabel(body);
-    sendJson(res, 200, await restHandler(app.rest() as RestContext, body));
+    const result = await restHandler(app.rest() as RestContext, body);
+    if (result instanceof JsonList)
+      await sendJsonList(res, result, (work) => (app.retriever() as Retriever).inTurn(work));
+    else sendJson(res, 200, result);
     return;
   }
   if (path === '/messages') {
@@ -235,6 +244,27 @@ function closeUnread(req: IncomingMessage): void {
 
 /** How long a connection closed with its request body unread lingers, ms. */
 const UNREAD_LINGER_MS = 500;
+
+/** Writes a JsonList, serialising one item a turn and waiting for the socket when its buffer is full. */
+async function sendJsonList(
+  res: ServerResponse,
+  list: JsonList,
+  inTurn: (work: () => string) => Promise<string>,
+): Promise<void> {
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+  res.write(list.before);
+  for (let i = 0; i < list.items.length; i++) {
+    if (res.destroyed) return; // the client went away
+    const piece = await inTurn(() => JSON.stringify(list.items[i]));
+    if (!res.write(i === 0 ? piece : `,${piece}`)) {
+      await new Promise((r) => {
+        res.once('drain', r);
+        res.once('close', r);
+      });
+    }
+  }
+  res.end(list.after);
+}
 
 /** Answers a CORS preflight (true: done); otherwise adds the CORS headers an allowed origin gets. */
 function applyCors(req: IncomingMessage, res: ServerResponse, origin: string | undefined, opts: HttpOptions): boolean {

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { TurnQueue } from '../../../src/search/turn-queue.js';
+
+// that a finished task's result is not kept is shown end to end: test/e2e/reliability-http.test.ts
+// 'caches distinct top-100 results' aborts its 192 MB server heap when the queue keeps them
+describe('TurnQueue', () => {
+  it('runs tasks first come first served, one per event-loop turn', async () => {
+    const q = new TurnQueue();
+    const order: string[] = [];
+    let immediates = 0;
+    const tick = (): void => {
+      immediates++;
+      if (immediates < 50) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const seen: number[] = [];
+    const done = Promise.all(
+      ['a', 'b', 'c', 'd'].map((name) =>
+        q.run(() => {
+          order.push(name);
+          seen.push(immediates);
+          return name;
+        }),
+      ),
+    );
+    expect(await done).toEqual(['a', 'b', 'c', 'd']);
+    expect(order).toEqual(['a', 'b', 'c', 'd']);
+    // other callbacks ran between any two tasks: never two tasks in one turn
+    for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThan(seen[i - 1] as number);
+  });
+
+  it('passes a thrown error to that task alone', async () => {
+    const q = new TurnQueue();
+    const bad = q.run(() => {
+      throw new Error('boom');
+    });
+    const good = q.run(() => 7);
+    await expect(bad).rejects.toThrow('boom');
+    expect(await good).toBe(7);
+  });
+});
