@@ -4,6 +4,7 @@ import { DEFAULTS, readEnv } from '../config.js';
 import { RetrieverError } from '../errors.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
 import { LOOPBACK_HOST_NAMES } from '../server/transports/http/http-util.js';
+import type { EncoderFlags } from '../app/encoders.js';
 import type { RetrieverSetup } from '../app/open-retriever.js';
 import type { ServeConfig } from '../app/serve.js';
 import { createLogger, type Logger, type LogLevel } from '../util/log.js';
@@ -215,15 +216,7 @@ function retrieverSetup(args: ServeArgs, log: Logger): RetrieverSetup {
       cacheSize: args['cache-size'],
       cacheBytes: args['cache-mb'] * 2 ** 20,
     },
-    encoder: {
-      device: args.device,
-      threads: args['encoder-threads'],
-      batchSize: args['batch-size'],
-      maxPadding: batchPadding(args['batch-padding']),
-      ...(args.model !== undefined ? { model: args.model } : {}),
-      ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
-      ...(args['model-variant'] !== undefined ? { variant: args['model-variant'] } : {}),
-    },
+    encoder: encoderFlags(args),
     hub: hubConfig(args, log, true),
     dense: {
       mmap: args.mmap,
@@ -239,6 +232,19 @@ function retrieverSetup(args: ServeArgs, log: Logger): RetrieverSetup {
     bm25Threads: args['bm25-threads'],
     verify: args.verify,
     log,
+  };
+}
+
+/** The encoder settings given on the command line; unset ones are each index's own (serving) or the defaults (building). */
+function encoderFlags(args: ServeArgs): EncoderFlags {
+  return {
+    device: args.device,
+    threads: args['encoder-threads'],
+    batchSize: args['batch-size'],
+    maxPadding: batchPadding(args['batch-padding']),
+    ...(args.model !== undefined ? { model: args.model } : {}),
+    ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
+    ...(args['model-variant'] !== undefined ? { variant: args['model-variant'] } : {}),
   };
 }
 
@@ -286,15 +292,7 @@ function firstRunBuilder(args: ServeArgs, log: Logger): (name: string) => Promis
       bm25: DEFAULTS.bm25,
       maxPostingsInMemory: DEFAULTS.maxPostingsInMemory,
       threads: DEFAULTS.buildThreads,
-      dense: defaultDenseOptions({
-        device: args.device,
-        threads: args['encoder-threads'],
-        batchSize: args['batch-size'],
-        maxPadding: batchPadding(args['batch-padding']),
-        ...(args.model !== undefined ? { model: args.model } : {}),
-        ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
-        ...(args['model-variant'] !== undefined ? { variant: args['model-variant'] } : {}),
-      }),
+      dense: defaultDenseOptions(encoderFlags(args)),
       resume: false,
       rebuildCommand: ['build-index', '--corpus', name, '--index-dir', args['index-dir'], ...flags].join(' '),
       hub: hubConfig(args, log, true),

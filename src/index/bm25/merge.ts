@@ -222,7 +222,7 @@ class ChainCursor {
    * at or past `limit` becomes the current one; when the list ends first, the
    * chain's next list's first posting does (its gap is absolute), or the
    * cursor is done. (Decoding the gaps inline here instead of through
-   * readPosting measured no faster: BENCHMARKS.md “Fewer id indexes”.)
+   * readPosting measured no faster: docs/lab-notes/2026-11-build-throughput.md “Fewer id indexes”.)
    */
   skipBelow(limit: number): number {
     const b = this.bytes;
