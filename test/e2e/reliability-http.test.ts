@@ -207,6 +207,20 @@ describe('DNS rebinding', () => {
   });
 });
 
+describe('binding', () => {
+  it('binds 127.0.0.1 by default, and warns when bound elsewhere without a token', async () => {
+    expect(srv.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    // 127.0.0.2 is loopback to the kernel but not one of the loopback names: the warning's path, safely
+    const other = await startHttpServer(['--corpus', 'long', '--index-dir', indexDir, '--host', '127.0.0.2']);
+    try {
+      expect(other.stderr()).toMatch(/listening on 127\.0\.0\.2 without --auth-token/);
+      expect((await httpRequest(`${other.url}/health`)).status).toBe(200); // its own address is an allowed Host
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
 describe('stopping', () => {
   it('answers a request on an idle keep-alive socket during the drain with 503 and Connection: close', async () => {
     const idx = indexDir;
