@@ -1,5 +1,5 @@
 /**
- * EXPERIMENT, not used by the product (bench/bm25-maxscore.ts measures it
+ * EXPERIMENT, not used by the product (bench/experiments/bm25-maxscore.ts measures it
  * against the exhaustive scorer; DESIGN.md explains why it was not adopted).
  *
  * Dynamic pruning for BM25 (MaxScore, Turtle & Flood 1995, with block skips):

@@ -8,7 +8,7 @@ import { formatBytes, formatCount, formatDuration } from '../util/progress.js';
  * Re-inserting a node links it to its new neighbours, which can prune another
  * node's last in-link; a round finds the orphans that leaves. One round
  * cleared every orphan of the 100k, 1M and 2M graphs in BENCHMARKS.md
- * (bench/ann-reach.ts, bench/ann-orphans.ts).
+ * (bench/experiments/ann-reach.ts, bench/ann-orphans.ts).
  */
 export const RELINK_ROUNDS = 3;
 /** Keys named in a warning about nodes left unreachable. */

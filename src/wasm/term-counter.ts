@@ -1,4 +1,7 @@
 // AssemblyScript, compiled to dist/wasm/term-counter.wasm by `npm run build`
+// One file of ≈ 850 lines on purpose: a WebAssembly module's memory layout (its
+// regions and their growth) is shared by every function in it, and AssemblyScript
+// compiles one entry file to one module.
 // (not by tsc: this file is excluded from tsconfig.json, eslint and prettier).
 //
 // The BM25 inverter's per-word bookkeeping, in WebAssembly: a hash table from

@@ -103,7 +103,8 @@ export class Bm25Searcher {
    * in a search of the whole index, so the k best of the k best of each part
    * of a partition (`mergeHits`) are exactly the whole search's k best. A
    * searcher asked for the same range again (a pool thread always is) reads
-   * only that range's part of each long list.
+   * only that range's part of each long list. One function of ≈ 125 lines on
+   * purpose: it is the query path's hot loop, whose state stays in locals.
    */
   search(query: string, k: number, filter?: ChunkFilter, range?: NumRange): ScoredHit[] {
     const allow = filter?.bits;

@@ -120,7 +120,7 @@ class RangeReader {
  * and cursors are reused from term to term (400k terms of a 1M-passage merge
  * sit in several runs) and short stretches are copied without a subarray view
  * (7.7M stretches): the whole 1M merge on one thread took 2.61–2.78 s against
- * 4.19–4.61 s (bench/merge-runs.ts).
+ * 4.19–4.61 s (bench/experiments/merge-runs.ts).
  */
 function writeMerged(lists: RunRecord[], sink: ByteSink): number {
   sink.reset();

@@ -10,18 +10,18 @@
  * difference is what first sight of the vocabulary costs (normalising,
  * numbering and ordering new terms, growing the tables, the garbage).
  *
- *   npm run build && node dist/bench/inverter-share.js [--size 1000000] [--passes 1]
+ *   npm run build && node dist/bench/experiments/inverter-share.js [--size 1000000] [--passes 1]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULTS } from '../src/config.js';
-import { Inverter } from '../src/index/bm25/inverter.js';
-import { postingsPerThread } from '../src/index/bm25/bm25-builder.js';
-import { readCorpusBatches } from '../src/ingest/readers.js';
-import { createEnglishAnalyzer } from '../src/text/analyzer.js';
-import { arg } from './lib/common.js';
-import { ensureGenCorpus } from './lib/child.js';
+import { DEFAULTS } from '../../src/config.js';
+import { Inverter } from '../../src/index/bm25/inverter.js';
+import { postingsPerThread } from '../../src/index/bm25/bm25-builder.js';
+import { readCorpusBatches } from '../../src/ingest/readers.js';
+import { createEnglishAnalyzer } from '../../src/text/analyzer.js';
+import { arg } from '../lib/common.js';
+import { ensureGenCorpus } from '../lib/child.js';
 
 const size = Number(arg('size', '1000000'));
 const passes = Number(arg('passes', '1'));

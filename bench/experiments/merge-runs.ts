@@ -8,20 +8,20 @@
  * Compare two commits by running this in each checkout on the same runs
  * (`--runs DIR`), alternately.
  *
- *   npm run build && node dist/bench/merge-runs.js [--size 1000000] [--reps 3] [--runs DIR]
+ *   npm run build && node dist/bench/experiments/merge-runs.js [--size 1000000] [--reps 3] [--runs DIR]
  */
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULTS } from '../src/config.js';
-import { Inverter } from '../src/index/bm25/inverter.js';
-import { mergeRuns } from '../src/index/bm25/merge.js';
-import { FileWriter, type RunFile } from '../src/index/bm25/run-files.js';
-import { chunkDocument, wordCounter } from '../src/ingest/chunker.js';
-import { readCorpusBatches } from '../src/ingest/readers.js';
-import { createEnglishAnalyzer } from '../src/text/analyzer.js';
-import { arg, BENCH_DATA, sizeLabel, writeResult } from './lib/common.js';
-import { ensureGenCorpus } from './lib/child.js';
+import { DEFAULTS } from '../../src/config.js';
+import { Inverter } from '../../src/index/bm25/inverter.js';
+import { mergeRuns } from '../../src/index/bm25/merge.js';
+import { FileWriter, type RunFile } from '../../src/index/bm25/run-files.js';
+import { chunkDocument, wordCounter } from '../../src/ingest/chunker.js';
+import { readCorpusBatches } from '../../src/ingest/readers.js';
+import { createEnglishAnalyzer } from '../../src/text/analyzer.js';
+import { arg, BENCH_DATA, sizeLabel, writeResult } from '../lib/common.js';
+import { ensureGenCorpus } from '../lib/child.js';
 
 const n = Number(arg('size', '1000000'));
 const reps = Number(arg('reps', '3'));

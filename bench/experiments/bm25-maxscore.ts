@@ -5,16 +5,16 @@
  * scorer, on one built index, with the real questions, in the same run.
  * Every MaxScore result is checked to equal the product's, hit for hit.
  *
- *   npm run build && node dist/bench/bm25-maxscore.js \
+ *   npm run build && node dist/bench/experiments/bm25-maxscore.js \
  *     --index-dir bench/data/scale/indexes --name scale1m --queries 300
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { idf, lengthNormTable } from '../src/index/bm25/scoring.js';
-import { INDEX_FILES } from '../src/index/layout.js';
-import { openCorpus } from '../src/search/open-corpus.js';
-import { TopK } from '../src/core/top-k.js';
-import { arg, printTable, writeResult } from './lib/common.js';
+import { idf, lengthNormTable } from '../../src/index/bm25/scoring.js';
+import { INDEX_FILES } from '../../src/index/layout.js';
+import { openCorpus } from '../../src/search/open-corpus.js';
+import { TopK } from '../../src/core/top-k.js';
+import { arg, printTable, writeResult } from '../lib/common.js';
 import {
   BlockCache,
   MaxScoreScratch,
@@ -22,8 +22,8 @@ import {
   buildBlockTable,
   maxScoreSearch,
   shouldCache,
-} from './lib/maxscore.js';
-import { loadRealQuestions } from './lib/queries.js';
+} from '../lib/maxscore.js';
+import { loadRealQuestions } from '../lib/queries.js';
 
 const indexDir = arg('index-dir', 'bench/data/scale/indexes') as string;
 const name = arg('name', 'scale1m') as string;

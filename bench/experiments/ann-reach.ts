@@ -9,15 +9,15 @@
  * base-level link points to, `readGraphLinks`), the cheap detector
  * `build-index` uses, and the two sets are compared.
  *
- *   npm run build && node dist/bench/ann-reach.js --base bench/data/vec-clustered-100k-768.fbin [--threads 2] [--builds 3] [--m 24] [--efc 128] [--repair]
+ *   npm run build && node dist/bench/experiments/ann-reach.js --base bench/data/vec-clustered-100k-768.fbin [--threads 2] [--builds 3] [--m 24] [--efc 128] [--repair]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Index, MetricKind, ScalarKind, type BatchMatches } from 'usearch';
-import { readGraphLinks } from '../src/index/dense/graph-file.js';
-import { arg, printTable, writeResult } from './lib/common.js';
-import { fbinHeaderBytes, readVectors } from './lib/vectors.js';
+import { readGraphLinks } from '../../src/index/dense/graph-file.js';
+import { arg, printTable, writeResult } from '../lib/common.js';
+import { fbinHeaderBytes, readVectors } from '../lib/vectors.js';
 
 const base = arg('base') as string;
 const dim = Number(arg('dim', '768'));

@@ -5,13 +5,13 @@
  * dropped, and the heap is measured after a full collection. Each new term
  * the counter keeps should cost its own few bytes, not its passage's.
  *
- *   npm run build && node --expose-gc dist/bench/term-counter-heap.js [--size 1000000] [--count 150000]
+ *   npm run build && node --expose-gc dist/bench/experiments/term-counter-heap.js [--size 1000000] [--count 150000]
  */
-import { readCorpusBatches } from '../src/ingest/readers.js';
-import { TermCounter } from '../src/index/bm25/term-counter.js';
-import { createEnglishAnalyzer } from '../src/text/analyzer.js';
-import { arg } from './lib/common.js';
-import { ensureGenCorpus } from './lib/child.js';
+import { readCorpusBatches } from '../../src/ingest/readers.js';
+import { TermCounter } from '../../src/index/bm25/term-counter.js';
+import { createEnglishAnalyzer } from '../../src/text/analyzer.js';
+import { arg } from '../lib/common.js';
+import { ensureGenCorpus } from '../lib/child.js';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');

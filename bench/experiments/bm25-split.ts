@@ -8,15 +8,15 @@
  * the inline one. Run on a text + BM25 index (`build-index --no-dense` is
  * enough).
  *
- *   npm run build && node dist/bench/bm25-split.js --index-dir DIR --name NAME [--threads 1] [--queries 1000] [--rounds 3]
+ *   npm run build && node dist/bench/experiments/bm25-split.js --index-dir DIR --name NAME [--threads 1] [--queries 1000] [--rounds 3]
  */
 import { join } from 'node:path';
-import { Bm25Pool } from '../src/index/bm25/bm25-pool.js';
-import { INDEX_FILES } from '../src/index/layout.js';
-import { bm25Files, openCorpus } from '../src/search/open-corpus.js';
-import type { ScoredHit } from '../src/core/top-k.js';
-import { arg, printTable, summarize, writeResult } from './lib/common.js';
-import { loadRealQuestions } from './lib/queries.js';
+import { Bm25Pool } from '../../src/index/bm25/bm25-pool.js';
+import { INDEX_FILES } from '../../src/index/layout.js';
+import { bm25Files, openCorpus } from '../../src/search/open-corpus.js';
+import type { ScoredHit } from '../../src/core/top-k.js';
+import { arg, printTable, summarize, writeResult } from '../lib/common.js';
+import { loadRealQuestions } from '../lib/queries.js';
 
 const indexDir = arg('index-dir') as string;
 const name = arg('name') as string;
