@@ -1,4 +1,4 @@
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
@@ -41,10 +41,6 @@ export function lockBuild(indexDir: string, name: string): BuildLock {
       };
     }
     const holder = readLock(path);
-    if (!holder && youngerThan(path, UNREADABLE_GRACE_MS)) {
-      // its writer is between the create and the write of its PID
-      throw new RetrieverError('BUILD', `another build of ${name} is starting (${path}): wait for it to finish`);
-    }
     if (holder && holderRuns(holder)) {
       throw new RetrieverError(
         'BUILD',
@@ -52,7 +48,8 @@ export function lockBuild(indexDir: string, name: string): BuildLock {
           `wait for it to finish or stop it; if no such build runs, remove ${path}`,
       );
     }
-    // stale (or unreadable, e.g. its writer died between create and write): move it aside and retry once;
+    // stale (its holder is gone), vanished since, or not a lock record (a lock is created whole, with
+    // its PID, so no live build's lock is unreadable): move it aside and retry once;
     // of two builds taking over at once, one rename fails and that build finds the other's new lock
     try {
       renameSync(path, `${path}.stale-${process.pid}`);
@@ -66,17 +63,6 @@ export function lockBuild(indexDir: string, name: string): BuildLock {
     'BUILD',
     `another build of ${name} holds ${path}${holder ? ` (pid ${holder.pid})` : ''}: wait for it to finish`,
   );
-}
-
-/** An unreadable lock younger than this may be one whose PID is being written. */
-const UNREADABLE_GRACE_MS = 10_000;
-
-function youngerThan(path: string, ms: number): boolean {
-  try {
-    return Date.now() - statSync(path).mtimeMs < ms;
-  } catch {
-    return false;
-  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { hideBin } from 'yargs/helpers';
 import { DEFAULTS, readEnv } from '../config.js';
 import { RetrieverError } from '../errors.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
-import { LOOPBACK_HOST_NAMES } from '../server/transports/http/http-util.js';
+import { isLoopbackName, LOOPBACK_HOST_NAMES } from '../server/transports/http/http-util.js';
 import type { EncoderFlags } from '../app/encoders.js';
 import type { RetrieverSetup } from '../app/open-retriever.js';
 import type { ServeConfig } from '../app/serve.js';
@@ -251,7 +251,7 @@ function encoderFlags(args: ServeArgs): EncoderFlags {
 function httpConfig(args: ServeArgs, log: Logger): ServeConfig['http'] {
   const authToken = args['auth-token'] ?? readEnv().authToken;
   const allowedHosts = hostCheck(args.host, authToken, args['allowed-hosts']);
-  if (args.transport === 'http' && !isLoopback(args.host) && authToken === undefined) {
+  if (args.transport === 'http' && !isLoopbackName(args.host) && authToken === undefined) {
     log.warn(
       `listening on ${args.host} without --auth-token: anyone who can reach the port can query the corpora; ` +
         `requests must name a Host in ${(allowedHosts ?? []).join(', ')} (add names with --allowed-hosts)`,
@@ -302,19 +302,15 @@ function firstRunBuilder(args: ServeArgs, log: Logger): (name: string) => Promis
   };
 }
 
-function isLoopback(host: string): boolean {
-  return host === '127.0.0.1' || host === 'localhost' || host === '::1';
-}
-
 /**
  * The Host names every route answers (DNS-rebinding guard), or null for no
  * check: that only when bound beyond loopback with a token, where the token
  * already keeps a rebinding page out. A specific bind address is answered too.
  */
 function hostCheck(bind: string, token: string | undefined, extra: readonly string[]): string[] | null {
-  if (!isLoopback(bind) && token !== undefined) return null;
+  if (!isLoopbackName(bind) && token !== undefined) return null;
   const names: string[] = [...LOOPBACK_HOST_NAMES];
-  if (!isLoopback(bind) && bind !== '0.0.0.0' && bind !== '::') names.push(bind.includes(':') ? `[${bind}]` : bind);
+  if (!isLoopbackName(bind) && bind !== '0.0.0.0' && bind !== '::') names.push(bind.includes(':') ? `[${bind}]` : bind);
   for (const h of extra) names.push(h.toLowerCase());
   return [...new Set(names)];
 }

@@ -2,9 +2,21 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describeError, RetrieverError, type ErrorCode } from '../../../errors.js';
 
+/** Codes only the HTTP layer answers with, beside the product's own ErrorCode. */
+export type HttpCode =
+  | ErrorCode
+  | 'NOT_FOUND'
+  | 'UNAUTHORIZED'
+  | 'FORBIDDEN'
+  | 'NOT_READY'
+  | 'SHUTTING_DOWN'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'UNSUPPORTED_MEDIA_TYPE'
+  | 'METHOD_NOT_ALLOWED';
+
 /** HTTP status for each error code; bodies never carry stack traces. */
-export function statusFor(code: ErrorCode | 'NOT_FOUND' | 'UNAUTHORIZED' | 'FORBIDDEN' | 'NOT_READY'): number {
-  switch (code) {
+export function statusFor(code: string): number {
+  switch (code as HttpCode) {
     case 'BAD_INPUT':
     case 'UNKNOWN_CORPUS':
     case 'MODE_UNAVAILABLE':
@@ -15,8 +27,15 @@ export function statusFor(code: ErrorCode | 'NOT_FOUND' | 'UNAUTHORIZED' | 'FORB
       return 403;
     case 'NOT_FOUND':
       return 404;
+    case 'METHOD_NOT_ALLOWED':
+      return 405;
+    case 'PAYLOAD_TOO_LARGE':
+      return 413;
+    case 'UNSUPPORTED_MEDIA_TYPE':
+      return 415;
     case 'OVERLOADED':
     case 'NOT_READY':
+    case 'SHUTTING_DOWN':
       return 503;
     case 'DEADLINE':
       return 504;
@@ -50,7 +69,7 @@ export function sendError(
   message: string,
   extraHeaders: Record<string, string> = {},
 ): void {
-  const status = statusFor(code as ErrorCode);
+  const status = statusFor(code);
   const headers = status === 503 ? { 'retry-after': code === 'NOT_READY' ? '5' : '1', ...extraHeaders } : extraHeaders;
   sendJson(res, status, { error: { code, message } }, headers);
 }
@@ -138,14 +157,6 @@ export function parseJsonBody(req: IncomingMessage, body: Buffer): unknown {
   }
 }
 
-export function httpErrorStatus(code: string): number {
-  if (code === 'PAYLOAD_TOO_LARGE') return 413;
-  if (code === 'UNSUPPORTED_MEDIA_TYPE') return 415;
-  if (code === 'METHOD_NOT_ALLOWED') return 405;
-  if (code === 'SHUTTING_DOWN') return 503;
-  return statusFor(code as ErrorCode);
-}
-
 /** Constant-time comparison of a presented bearer token with the configured one. */
 export function tokenMatches(header: string | undefined, token: string): boolean {
   const m = /^Bearer\s+(.+)$/i.exec(header ?? '');
@@ -157,10 +168,14 @@ export function tokenMatches(header: string | undefined, token: string): boolean
   return timingSafeEqual(a, b);
 }
 
-const LOCAL_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-/** The names a server bound to loopback answers to, before any --allowed-hosts. */
+/** The names a server bound to loopback answers to, before any --allowed-hosts (IPv6 in brackets, as in Host). */
 export const LOOPBACK_HOST_NAMES = ['localhost', '127.0.0.1', '[::1]'] as const;
+const LOCAL_HOSTS = new Set<string>([...LOOPBACK_HOST_NAMES, '::1']);
+
+/** Whether a host name (a bind address, an Origin's or a Host header's name) is this machine's loopback. */
+export function isLoopbackName(host: string): boolean {
+  return LOCAL_HOSTS.has(host);
+}
 
 /**
  * DNS-rebinding protection for every route: the Host header's name (its port
@@ -185,7 +200,7 @@ export function originAllowed(origin: string | undefined, allowed: readonly stri
   if (origin === undefined) return true;
   if (allowed.includes(origin) || allowed.includes('*')) return true;
   try {
-    return LOCAL_HOSTS.has(new URL(origin).hostname);
+    return isLoopbackName(new URL(origin).hostname);
   } catch {
     return false;
   }

@@ -9,13 +9,13 @@ import { limitConnections, type ConnectionLimits, type ConnectionStats } from '.
 import {
   hostAllowed,
   HttpError,
-  httpErrorStatus,
   originAllowed,
   parseJsonBody,
   readBody,
   sendError,
   sendJson,
   sendThrown,
+  statusFor,
   tokenMatches,
 } from './http-util.js';
 import type { McpHttp } from './mcp-http.js';
@@ -143,14 +143,12 @@ function exchange(app: RouterContext, req: IncomingMessage, res: ServerResponse)
     fail: (code, message, headers = {}) => {
       outcome = code;
       if (code === 'OVERLOADED') app.metrics.rejected.inc({ route });
-      const status = httpErrorStatus(code);
-      if (status === 503) headers['retry-after'] ??= code === 'NOT_READY' ? '5' : '1';
-      if (status === 413) {
+      if (statusFor(code) === 413) {
         // the rest of the body is never read: close rather than drain a 200 MB upload
         headers['connection'] = 'close';
         closeUnread(req);
       }
-      sendJson(res, status, { error: { code, message } }, headers);
+      sendError(res, code, message, headers);
     },
   };
   res.on('close', () => {
