@@ -13,92 +13,114 @@ export async function* readJsonValues(
   opts: ReadOptions = {},
 ): AsyncGenerator<{ value: unknown; index: number }> {
   const decoder = new StringDecoder('utf8');
-  let mode: 'start' | 'array' | 'single' | 'done' = 'start';
-  let depth = 0; // nesting inside the current element
-  let inString = false;
-  let escaped = false;
-  let parts: string[] = [];
-  let index = 0;
-  let line = 1;
+  const scanner = new ElementScanner(path);
+  for await (const block of readBlocks(path, opts)) {
+    for (const v of scanner.feed(decoder.write(block))) yield v;
+  }
+  scanner.end();
+}
 
-  const parse = (text: string): unknown => {
+/**
+ * Finds the top-level elements in text fed to it block by block: it tracks
+ * strings, escapes and nesting depth, keeps the current element's text, and
+ * parses each element once its closing brace arrives.
+ */
+class ElementScanner {
+  private mode: 'start' | 'array' | 'single' | 'done' = 'start';
+  private depth = 0; // nesting inside the current element
+  private inString = false;
+  private escaped = false;
+  private parts: string[] = [];
+  private index = 0;
+  private line = 1;
+
+  constructor(private readonly path: string) {}
+
+  feed(text: string): Array<{ value: unknown; index: number }> {
+    let elemStart = this.depth > 0 || this.inString ? 0 : -1;
+    const out: Array<{ value: unknown; index: number }> = [];
+    for (let i = 0; i < text.length; i++) {
+      const ch = text.charCodeAt(i);
+      if (ch === 10) this.line++;
+      if (this.inString) {
+        if (this.escaped) this.escaped = false;
+        else if (ch === 92)
+          this.escaped = true; // backslash
+        else if (ch === 34) this.inString = false;
+        continue;
+      }
+      if (this.depth === 0) {
+        if (this.outside(ch)) elemStart = i;
+        continue;
+      }
+      if (ch === 34) this.inString = true;
+      else if (ch === 123 || ch === 91) this.depth++;
+      else if (ch === 125 || ch === 93) {
+        this.depth--;
+        if (this.depth === 0) {
+          this.parts.push(text.slice(elemStart, i + 1));
+          out.push({ value: this.parse(this.parts.join('')), index: this.index++ });
+          this.parts = [];
+          elemStart = -1;
+          if (this.mode === 'single') this.mode = 'done';
+        }
+      }
+    }
+    if (elemStart >= 0 && (this.depth > 0 || this.inString)) this.parts.push(text.slice(elemStart));
+    return out;
+  }
+
+  /** A character between elements; true when it opens one. */
+  private outside(ch: number): boolean {
+    if (this.mode === 'start') {
+      if (ch === 91)
+        this.mode = 'array'; // [
+      else if (ch === 123) {
+        this.mode = 'single';
+        this.depth = 1;
+        return true;
+      } else if (!isSpace(ch)) throw notContainer(this.path);
+      return false;
+    }
+    if (this.mode === 'done') {
+      if (!isSpace(ch)) throw trailing(this.path, this.line);
+      return false;
+    }
+    if (isSpace(ch) || ch === 44) return false; // whitespace, comma
+    if (ch === 93 && this.mode === 'array') {
+      this.mode = 'done';
+      return false;
+    }
+    if (ch !== 123) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `${this.path}: element ${this.index} near line ${this.line} is not a JSON object; expected an array of objects`,
+      );
+    }
+    this.depth = 1;
+    return true;
+  }
+
+  end(): void {
+    if (this.mode === 'start') throw notContainer(this.path);
+    if (this.mode !== 'done' || this.depth !== 0) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `${this.path}: file ends inside a JSON value (truncated download?); fetch the file again`,
+      );
+    }
+  }
+
+  private parse(text: string): unknown {
     try {
       return JSON.parse(text);
     } catch (err) {
       throw new RetrieverError(
         'BAD_INPUT',
-        `${path}: element ${index} (near line ${line}) is not valid JSON: ${(err as Error).message}`,
+        `${this.path}: element ${this.index} (near line ${this.line}) is not valid JSON: ${(err as Error).message}`,
         { cause: err },
       );
     }
-  };
-
-  for await (const block of readBlocks(path, opts)) {
-    const text = decoder.write(block);
-    let elemStart = depth > 0 || inString ? 0 : -1;
-    const out: Array<{ value: unknown; index: number }> = [];
-    for (let i = 0; i < text.length; i++) {
-      const ch = text.charCodeAt(i);
-      if (ch === 10) line++;
-      if (inString) {
-        if (escaped) escaped = false;
-        else if (ch === 92)
-          escaped = true; // backslash
-        else if (ch === 34) inString = false;
-        continue;
-      }
-      if (mode === 'start') {
-        if (ch === 91)
-          mode = 'array'; // [
-        else if (ch === 123) {
-          mode = 'single';
-          depth = 1;
-          elemStart = i;
-        } else if (!isSpace(ch)) throw notContainer(path);
-        continue;
-      }
-      if (mode === 'done') {
-        if (!isSpace(ch)) throw trailing(path, line);
-        continue;
-      }
-      if (depth === 0) {
-        if (isSpace(ch) || ch === 44) continue; // whitespace, comma
-        if (ch === 93 && mode === 'array') {
-          mode = 'done';
-          continue;
-        }
-        if (ch !== 123) {
-          throw new RetrieverError(
-            'BAD_INPUT',
-            `${path}: element ${index} near line ${line} is not a JSON object; expected an array of objects`,
-          );
-        }
-        elemStart = i;
-        depth = 1;
-        continue;
-      }
-      if (ch === 34) inString = true;
-      else if (ch === 123 || ch === 91) depth++;
-      else if (ch === 125 || ch === 93) {
-        depth--;
-        if (depth === 0) {
-          parts.push(text.slice(elemStart, i + 1));
-          out.push({ value: parse(parts.join('')), index: index++ });
-          parts = [];
-          elemStart = -1;
-          if (mode === 'single') mode = 'done';
-        }
-      }
-    }
-    if (elemStart >= 0 && (depth > 0 || inString)) parts.push(text.slice(elemStart));
-    for (const v of out) yield v;
-  }
-  if (mode === 'start') throw notContainer(path);
-  if (mode !== 'done' || depth !== 0) {
-    throw new RetrieverError(
-      'BAD_INPUT',
-      `${path}: file ends inside a JSON value (truncated download?); fetch the file again`,
-    );
   }
 }
 

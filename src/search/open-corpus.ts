@@ -89,37 +89,12 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
   }
   verifyFiles(dir, manifest.files, mode, hint);
   const analyzer = createEnglishAnalyzer();
-  if (manifest.bm25.analyzer !== analyzer.id) {
-    throw new RetrieverError(
-      'INDEX_INCOMPATIBLE',
-      `${dir}: BM25 was built with analyzer "${manifest.bm25.analyzer}" but this server analyzes queries with "${analyzer.id}": ${hint}`,
-    );
-  }
+  checkAnalyzer(dir, manifest, analyzer.id, hint);
   const storePath = join(dir, INDEX_FILES.store);
   const store = new ChunkStore(storePath);
   const closers: Array<() => void> = [() => store.close()];
   try {
-    const schema = store.getMeta('schema_version');
-    if (!READABLE_STORE_SCHEMAS.some((v) => schema === String(v))) {
-      throw new RetrieverError(
-        'INDEX_INCOMPATIBLE',
-        `${storePath}: store schema ${schema ?? 'none'}, expected ${READABLE_STORE_SCHEMAS.join(' or ')}: ${hint}`,
-      );
-    }
-    const buildId = store.getMeta('build_id');
-    if (buildId !== manifest.build_id) {
-      throw new RetrieverError(
-        'INDEX_CORRUPT',
-        `${storePath} belongs to build ${buildId ?? 'none'} but manifest.json to ${manifest.build_id} (files mixed from two builds): ${hint}`,
-      );
-    }
-    const span = store.chunkSpan();
-    if (span !== manifest.corpus.chunks) {
-      throw new RetrieverError(
-        'INDEX_CORRUPT',
-        `${storePath} holds ${span} chunks but the manifest says ${manifest.corpus.chunks}: ${hint}`,
-      );
-    }
+    checkStore(store, storePath, manifest, hint);
     const files = bm25Files(dir, manifest);
     const bm25 = new Bm25Searcher({ ...files, lookupTerm: (t) => store.lookupTerm(t), analyzer });
     closers.push(() => bm25.close());
@@ -154,5 +129,39 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
   } catch (err) {
     for (const c of closers.reverse()) c();
     throw err;
+  }
+}
+
+function checkAnalyzer(dir: string, manifest: Manifest, analyzerId: string, hint: string): void {
+  if (manifest.bm25.analyzer !== analyzerId) {
+    throw new RetrieverError(
+      'INDEX_INCOMPATIBLE',
+      `${dir}: BM25 was built with analyzer "${manifest.bm25.analyzer}" but this server analyzes queries with "${analyzerId}": ${hint}`,
+    );
+  }
+}
+
+/** The store must be of a readable schema, of this manifest's build, and hold its chunks. */
+function checkStore(store: ChunkStore, storePath: string, manifest: Manifest, hint: string): void {
+  const schema = store.getMeta('schema_version');
+  if (!READABLE_STORE_SCHEMAS.some((v) => schema === String(v))) {
+    throw new RetrieverError(
+      'INDEX_INCOMPATIBLE',
+      `${storePath}: store schema ${schema ?? 'none'}, expected ${READABLE_STORE_SCHEMAS.join(' or ')}: ${hint}`,
+    );
+  }
+  const buildId = store.getMeta('build_id');
+  if (buildId !== manifest.build_id) {
+    throw new RetrieverError(
+      'INDEX_CORRUPT',
+      `${storePath} belongs to build ${buildId ?? 'none'} but manifest.json to ${manifest.build_id} (files mixed from two builds): ${hint}`,
+    );
+  }
+  const span = store.chunkSpan();
+  if (span !== manifest.corpus.chunks) {
+    throw new RetrieverError(
+      'INDEX_CORRUPT',
+      `${storePath} holds ${span} chunks but the manifest says ${manifest.corpus.chunks}: ${hint}`,
+    );
   }
 }
