@@ -26,9 +26,9 @@ export const DEFAULTS = {
   bm25: BM25_DEFAULTS as Bm25Params,
   /**
    * Postings build-index holds before spilling a sorted run, shared by the inversion threads; held
-   * varint-encoded in the term counter's memory (the 1M index averages 1.5 bytes a posting). 32M
-   * against 16M: 1M build 19.1–20.0 s against 20.0–21.6 s, 2M 46.5 / 48.0 s against 47.3 / 48.5 s,
-   * alternated, same peak RSS (docs/lab-notes/2026-11-build-throughput.md "Fewer id indexes, a cheaper merge").
+   * varint-encoded in the term counter's memory (most postings take one or two bytes). 32M
+   * against 16M: faster at the same peak RSS (docs/lab-notes/2026-11-build-throughput.md
+   * "Fewer id indexes, a cheaper merge").
    */
   maxPostingsInMemory: 32_000_000,
   /** Candidates each arm retrieves before Reciprocal Rank Fusion (≥ top_k). */

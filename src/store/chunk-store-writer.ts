@@ -115,8 +115,8 @@ export class ChunkStoreWriter {
     this.commit();
     const indexChunkIds = !this.derivedIds || (this.anySuffixed && this.unsplitLooksSuffixed);
     this.setMeta('chunk_ids', indexChunkIds ? 'indexed' : 'derived');
-    // an index on chunks scans the chunks table, text and all (776 MB at 1M passages): through a
-    // memory map instead of a pread per page (1.93 s against 2.27–2.35 s for schema 1's three at 1M)
+    // an index on chunks scans the chunks table, text and all: through a memory map instead of a
+    // pread per page, which was faster (docs/lab-notes/2026-11-design-notes.md "On-disk index")
     this.db.pragma(`mmap_size = ${INDEX_BUILD_MMAP_BYTES}`);
     this.db.pragma(`cache_size = -${INDEX_BUILD_CACHE_KIB}`);
     try {
@@ -132,9 +132,8 @@ export class ChunkStoreWriter {
   /**
    * Writes the BM25 term dictionary; entries must arrive in ascending term
    * order. Rows go TERMS_PER_INSERT to a statement: one row per statement
-   * spent most of its time crossing into SQLite (1.16M terms of a 1M-passage
-   * build: 1.26–1.30 s against 0.55–0.56 s), at the end of the build's
-   * critical path.
+   * spent most of its time crossing into SQLite, at the end of the build's
+   * critical path (docs/lab-notes/2026-11-build-throughput.md).
    */
   writeTerms(entries: Iterable<TermEntry>): number {
     const rows = new RowBuffer(this.db, 'bm25_terms (term, df, offset, nbytes)', 4, TERMS_PER_INSERT);

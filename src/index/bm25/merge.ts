@@ -117,10 +117,10 @@ class RangeReader {
  * many streams as there were workers remain to interleave. Within a stretch
  * of one list that no other stream interrupts, the postings' bytes are copied
  * as they are; only the first gap of each stretch is re-encoded. The chains
- * and cursors are reused from term to term (400k terms of a 1M-passage merge
- * sit in several runs) and short stretches are copied without a subarray view
- * (7.7M stretches): the whole 1M merge on one thread took 2.61–2.78 s against
- * 4.19–4.61 s (bench/experiments/merge-runs.ts).
+ * and cursors are reused from term to term (most terms of a large merge sit in
+ * several runs) and short stretches are copied without a subarray view, which
+ * made the merge much faster (bench/experiments/merge-runs.ts; figures in
+ * docs/lab-notes/2026-11-build-throughput.md).
  */
 function writeMerged(lists: RunRecord[], sink: ByteSink): number {
   sink.reset();

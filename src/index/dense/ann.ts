@@ -42,10 +42,10 @@ const CONNECTIVITY_TIERS: Tier[] = [
 
 /**
  * efConstruction by corpus size. Recall at a fixed efSearch falls fast as a
- * corpus grows, and a wider construction moves the whole curve by about 2.5
- * doublings of the corpus for 5.4–5.7× the graph's build time
- * (BENCHMARKS.md "HNSW defaults"). Up to 2M chunks the default graph reaches
- * ≥ 0.97 at its default efSearch, so the build stays fast there.
+ * corpus grows, and a wider construction moves the whole curve by
+ * about 2.5 doublings of the corpus, for several times the graph's build time
+ * (BENCHMARKS.md, the efConstruction sections). Up to 2M chunks the default
+ * graph holds its recall at its default efSearch, so the build stays fast there.
  */
 const EXPANSION_ADD_TIERS: Tier[] = [
   { upTo: 2_000_000, value: 128 },
