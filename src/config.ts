@@ -88,11 +88,6 @@ export const DEFAULTS = {
     batchSize: 32,
     /** ONNX Runtime threads (0: one per core). */
     threads: 0,
-    /** e5's window, its pooling and its prefixes. */
-    maxLength: 512,
-    pooling: 'mean',
-    queryPrefix: 'query: ',
-    passagePrefix: 'passage: ',
   },
 } as const;
 

@@ -61,10 +61,6 @@ export function defaultDenseOptions(encoder: Partial<EncoderChoice>): DenseBuild
       device: E.device,
       threads: E.threads,
       batchSize: E.batchSize,
-      maxLength: E.maxLength,
-      pooling: E.pooling,
-      queryPrefix: E.queryPrefix,
-      passagePrefix: E.passagePrefix,
       ...encoder,
     },
     vectorsDtype: DEFAULTS.vectorsDtype,
@@ -95,8 +91,8 @@ export async function buildCorpus(o: BuildCorpusOptions): Promise<BuildSummary> 
   if (o.importVectors && !preset) {
     throw new RetrieverError('BAD_INPUT', '--import-vectors needs --corpus PRESET; use --vectors PATH otherwise');
   }
-  const chunkSize = o.chunkSize ?? preset?.chunk_size ?? CHUNK_SIZE_BY_FORMAT[format];
-  const chunkOverlap = chunkSize > 0 ? (o.chunkOverlap ?? preset?.chunk_overlap ?? DEFAULTS.chunkOverlap) : 0;
+  let chunkSize = o.chunkSize ?? preset?.chunk_size ?? CHUNK_SIZE_BY_FORMAT[format];
+  let chunkOverlap = chunkSize > 0 ? (o.chunkOverlap ?? preset?.chunk_overlap ?? DEFAULTS.chunkOverlap) : 0;
   if (chunkSize > 0 && chunkOverlap >= chunkSize) {
     throw new RetrieverError(
       'BAD_INPUT',
@@ -112,6 +108,21 @@ export async function buildCorpus(o: BuildCorpusOptions): Promise<BuildSummary> 
     };
   }
   const phase = dense ? await openDensePhase(dense, o.hub, o.log) : null;
+  if (phase && chunkSize > 0) {
+    const window = phase.window;
+    if (chunkSize > window && o.chunkSize === undefined) {
+      // a default chunk the model cannot see whole: fit the chunk to the model's window
+      chunkSize = window;
+      chunkOverlap = o.chunkOverlap ?? Math.min(chunkOverlap, Math.floor(window / 10));
+      o.log.info(
+        `chunks of ${chunkSize} tokens (overlap ${chunkOverlap}): the model reads at most ${window} per passage`,
+      );
+    } else if (chunkSize > window) {
+      o.log.warn(
+        `--chunk-size ${chunkSize} is more than the ${window} tokens the model reads per passage: the dense arm sees only each chunk's start; pass --chunk-size ${window} or less`,
+      );
+    }
+  }
   try {
     return await buildIndex({
       name,
@@ -138,7 +149,7 @@ async function openDensePhase(
   d: DenseBuildOptions,
   hub: HubConfig,
   log: Logger,
-): Promise<{ phase: DensePhase; close: () => Promise<void> }> {
+): Promise<{ phase: DensePhase; window: number; close: () => Promise<void> }> {
   if (d.vectors) checkInputFile(d.vectors.path, d.vectors.format === 'faiss' ? '--faiss-index' : '--vectors');
   const { encoder, source } = await openEncoder(d.encoder, hub);
   log.info(`encoder ${encoder.id} on ${d.encoder.device} (dim ${encoder.dim})`);
@@ -153,7 +164,10 @@ async function openDensePhase(
     ...(d.vectors ? { importFrom: d.vectors } : {}),
     ann: d.ann,
   });
-  return { phase, close: () => encoder.close() };
+  // the chunk tokens a passage can carry: the window less [CLS], [SEP] and the passage prefix
+  const s = encoder.settings;
+  const window = s.maxLength - 2 - (s.passagePrefix ? encoder.tokenCounter.count(s.passagePrefix) : 0);
+  return { phase, window, close: () => encoder.close() };
 }
 
 function requirePreset(name: string): Preset {

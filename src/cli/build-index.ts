@@ -47,10 +47,22 @@ const BUILD_OPTIONS = {
     describe: 'ONNX file: fp32, fp16, int8 (model_quantized) or a path like onnx/model_q4.onnx',
   },
   revision: { type: 'string', default: E.revision, describe: 'hub revision (branch, tag or commit) of the model' },
-  'max-length': { type: 'number', default: E.maxLength, describe: 'encoder max tokens per text' },
-  pooling: { choices: ['mean', 'cls'] as const, default: E.pooling, describe: 'token pooling' },
-  'query-prefix': { type: 'string', default: E.queryPrefix, describe: 'prepended to queries' },
-  'passage-prefix': { type: 'string', default: E.passagePrefix, describe: 'prepended to passages' },
+  'max-length': {
+    type: 'number',
+    describe: "encoder max tokens per text (default: the model's sentence_bert_config.json, else 512)",
+  },
+  pooling: {
+    choices: ['mean', 'cls'] as const,
+    describe: "token pooling (default: the model's 1_Pooling/config.json, else mean)",
+  },
+  'query-prefix': {
+    type: 'string',
+    describe: "prepended to queries (default: the model's prompts, else its family's: e5 'query: ', bge's instruction)",
+  },
+  'passage-prefix': {
+    type: 'string',
+    describe: "prepended to passages (default: the model's prompts, else its family's: e5 'passage: ')",
+  },
   vectors: {
     type: 'string',
     describe:
@@ -179,7 +191,7 @@ function toBuildOptions(args: BuildArgs, argv: string[]): BuildCorpusOptions {
 function denseOptions(args: BuildArgs): DenseBuildOptions {
   checkInt('--batch-size', args['batch-size'], 1, 4096);
   checkInt('--encoder-threads', args['encoder-threads'], 0, 256);
-  checkInt('--max-length', args['max-length'], 8, 8192);
+  if (args['max-length'] !== undefined) checkInt('--max-length', args['max-length'], 8, 8192);
   checkInt('--exact-below', args['exact-below'], 0, 2 ** 31);
   if (args['ann-m'] !== undefined) checkInt('--ann-m', args['ann-m'], 2, 256);
   if (args['ann-ef-construction'] !== undefined)
@@ -202,10 +214,10 @@ function denseOptions(args: BuildArgs): DenseBuildOptions {
       threads: args['encoder-threads'],
       batchSize: args['batch-size'],
       maxPadding: batchPadding(args['batch-padding']),
-      maxLength: args['max-length'],
-      pooling: args.pooling,
-      queryPrefix: args['query-prefix'],
-      passagePrefix: args['passage-prefix'],
+      ...(args['max-length'] !== undefined ? { maxLength: args['max-length'] } : {}),
+      ...(args.pooling !== undefined ? { pooling: args.pooling } : {}),
+      ...(args['query-prefix'] !== undefined ? { queryPrefix: args['query-prefix'] } : {}),
+      ...(args['passage-prefix'] !== undefined ? { passagePrefix: args['passage-prefix'] } : {}),
       ...(args['model-path'] ? { modelPath: args['model-path'] } : {}),
     },
     vectorsDtype: args['vectors-dtype'],

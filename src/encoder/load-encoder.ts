@@ -4,8 +4,9 @@ import { fetchHubFile, type HubConfig } from '../hub/download.js';
 import { hashFile } from '../util/hash-file.js';
 import type { EncoderSource } from '../core/contracts.js';
 import type { Pooling } from './embed-core.js';
-import { DEFAULT_MODEL, ONNX_CONVERSIONS } from './model-ids.js';
-import { resolveModelDir, variantFile, type ModelFiles } from './model-files.js';
+import { DEFAULT_MODEL, E5_PROMPTS, familyPrompts, ONNX_CONVERSIONS } from './model-ids.js';
+import { RetrieverError } from '../errors.js';
+import { resolveModelDir, SENTENCE_TRANSFORMERS_FILES, variantFile, type ModelFiles } from './model-files.js';
 import { OnnxEncoder } from './onnx-encoder.js';
 import type { Device } from './onnx-session.js';
 
@@ -23,11 +24,43 @@ export interface EncoderChoice {
   batchSize: number;
   /** Padded ÷ real tokens an encoder batch may reach (default MAX_PADDING_RATIO). */
   maxPadding?: number;
+  /** The settings below default to what the model's own files say (`encoderSettingsFor`). */
+  maxLength?: number;
+  pooling?: Pooling;
+  queryPrefix?: string;
+  passagePrefix?: string;
+}
+
+/** The settings that shape a vector, as `openEncoder` will use them. */
+export interface VectorSettings {
   maxLength: number;
   pooling: Pooling;
   queryPrefix: string;
   passagePrefix: string;
 }
+
+/**
+ * Each setting comes from the flag when one was given, else from the model's
+ * sentence-transformers files, else from its family (`familyPrompts`), else
+ * from e5's conventions (the default model's): mean pooling, 512 tokens and
+ * the `query: ` / `passage: ` prefixes.
+ */
+export function encoderSettingsFor(choice: EncoderChoice, files: ModelFiles, name: string): VectorSettings {
+  const st = files.sentenceTransformers;
+  const family = familyPrompts(name);
+  const prompts = st
+    ? { query: st.queryPrompt ?? family?.query ?? '', passage: st.passagePrompt ?? family?.passage ?? '' }
+    : (family ?? E5_PROMPTS);
+  return {
+    maxLength: Math.min(choice.maxLength ?? st?.maxSeqLength ?? E5_MAX_LENGTH, files.maxPositions),
+    pooling: choice.pooling ?? st?.pooling ?? 'mean',
+    queryPrefix: choice.queryPrefix ?? prompts.query,
+    passagePrefix: choice.passagePrefix ?? prompts.passage,
+  };
+}
+
+/** e5's window, used when neither a flag nor the model's files name one. */
+const E5_MAX_LENGTH = 512;
 
 export interface ResolvedModel {
   files: ModelFiles;
@@ -48,6 +81,12 @@ export async function resolveModel(choice: EncoderChoice, hub: HubConfig): Promi
   for (const path of want) {
     paths.push(await fetchHubFile(hub, { repoType: 'model', repo, revision: choice.revision, path }));
   }
+  // the sentence-transformers files say how vectors are pooled and prompted; many ONNX repositories lack them
+  for (const path of SENTENCE_TRANSFORMERS_FILES) {
+    await fetchHubFile(hub, { repoType: 'model', repo, revision: choice.revision, path }).catch((err: unknown) => {
+      if (!(err instanceof RetrieverError && err.message.includes('(404)'))) throw err;
+    });
+  }
   // the snapshot directory holds all three files
   const dir = dirname(paths[0] as string);
   const files = resolveModelDir(dir, choice.variant);
@@ -59,18 +98,17 @@ export async function openEncoder(
   hub: HubConfig,
 ): Promise<{ encoder: OnnxEncoder; source: EncoderSource }> {
   const m = await resolveModel(choice, hub);
+  const model = choice.modelPath && choice.model === DEFAULT_MODEL ? basename(m.files.dir) : choice.model;
+  const settings = encoderSettingsFor(choice, m.files, model);
   const encoder = await OnnxEncoder.open({
-    model: choice.modelPath && choice.model === DEFAULT_MODEL ? basename(m.files.dir) : choice.model,
+    model,
     files: m.files,
     modelSha256: m.sha256,
     device: choice.device,
     threads: choice.threads,
     batchSize: choice.batchSize,
     maxPadding: choice.maxPadding,
-    maxLength: Math.min(choice.maxLength, m.files.maxPositions),
-    pooling: choice.pooling,
-    queryPrefix: choice.queryPrefix,
-    passagePrefix: choice.passagePrefix,
+    ...settings,
   });
   return { encoder, source: m.source };
 }

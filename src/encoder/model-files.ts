@@ -15,7 +15,32 @@ export interface ModelFiles {
   config: string;
   hiddenSize: number;
   maxPositions: number;
+  /** What the model's own sentence-transformers files say; absent when it has none. */
+  sentenceTransformers?: SentenceTransformersConfig;
 }
+
+/**
+ * The facts a sentence-transformers model directory states about how its
+ * vectors are made: `modules.json` (is there a Normalize module),
+ * `1_Pooling/config.json` (the pooling mode), `sentence_bert_config.json`
+ * (the window) and `config_sentence_transformers.json` (prompts, similarity).
+ */
+export interface SentenceTransformersConfig {
+  pooling?: 'mean' | 'cls';
+  normalize: boolean;
+  maxSeqLength?: number;
+  queryPrompt?: string;
+  passagePrompt?: string;
+  similarity?: string;
+}
+
+/** The sentence-transformers files `readSentenceTransformers` looks at, relative to the model directory. */
+export const SENTENCE_TRANSFORMERS_FILES = [
+  'modules.json',
+  '1_Pooling/config.json',
+  'sentence_bert_config.json',
+  'config_sentence_transformers.json',
+] as const;
 
 /** Named precisions → the file names Hugging Face ONNX exports use. */
 export const MODEL_VARIANTS: Record<string, string> = {
@@ -65,5 +90,55 @@ export function resolveModelDir(dir: string, variant: string): ModelFiles {
     ...need,
     hiddenSize: config.hidden_size as number,
     maxPositions: config.max_position_embeddings ?? 512,
+    ...(existsSync(join(dir, 'modules.json')) ? { sentenceTransformers: readSentenceTransformers(dir) } : {}),
   };
+}
+
+function readJson(path: string): Record<string, unknown> | undefined {
+  if (!existsSync(path)) return undefined;
+  try {
+    const v = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+    if (v !== null && typeof v === 'object') return v as Record<string, unknown>;
+  } catch (err) {
+    throw new RetrieverError('MODEL', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
+  }
+  throw new RetrieverError('MODEL', `${path} is not a JSON object`);
+}
+
+/** Reads a sentence-transformers model's pooling, normalisation, window and prompts. */
+export function readSentenceTransformers(dir: string): SentenceTransformersConfig {
+  const modulesPath = join(dir, 'modules.json');
+  const modules = JSON.parse(readFileSync(modulesPath, 'utf8')) as unknown;
+  if (!Array.isArray(modules)) throw new RetrieverError('MODEL', `${modulesPath} is not a JSON list of modules`);
+  const types = modules.map((m) => String((m as { type?: unknown }).type ?? ''));
+  const poolingModule = modules.find((m) => String((m as { type?: unknown }).type).endsWith('.Pooling')) as
+    { path?: string } | undefined;
+  const out: SentenceTransformersConfig = { normalize: types.some((t) => t.endsWith('.Normalize')) };
+  if (poolingModule) {
+    const path = join(dir, poolingModule.path ?? '1_Pooling', 'config.json');
+    const p = readJson(path) ?? {};
+    if (p['pooling_mode_cls_token'] === true) out.pooling = 'cls';
+    else if (p['pooling_mode_mean_tokens'] === true) out.pooling = 'mean';
+    else {
+      const mode = Object.keys(p).find((k) => k.startsWith('pooling_mode_') && p[k] === true) ?? 'none';
+      throw new RetrieverError(
+        'MODEL',
+        `${path} asks for ${mode.replace('pooling_mode_', '')} pooling, which is not supported: only mean and cls are; pass --pooling mean or --pooling cls to override`,
+      );
+    }
+  }
+  const bert = readJson(join(dir, 'sentence_bert_config.json'));
+  if (typeof bert?.['max_seq_length'] === 'number') out.maxSeqLength = bert['max_seq_length'];
+  const st = readJson(join(dir, 'config_sentence_transformers.json'));
+  const prompts = (st?.['prompts'] ?? {}) as Record<string, unknown>;
+  const prompt = (...keys: string[]): string | undefined => {
+    for (const k of keys) if (typeof prompts[k] === 'string') return prompts[k];
+    return undefined;
+  };
+  const query = prompt('query', 'search_query');
+  const passage = prompt('passage', 'document', 'corpus', 'search_document');
+  if (query !== undefined) out.queryPrompt = query;
+  if (passage !== undefined) out.passagePrompt = passage;
+  if (typeof st?.['similarity_fn_name'] === 'string') out.similarity = st['similarity_fn_name'];
+  return out;
 }

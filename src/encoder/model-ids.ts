@@ -14,3 +14,26 @@ export const ONNX_CONVERSIONS: Record<string, string> = {
 };
 
 export const DEFAULT_MODEL = 'intfloat/e5-base-v2';
+
+/** How a model family expects queries and passages to be prompted, when its files do not say. */
+export interface Prompts {
+  query: string;
+  passage: string;
+}
+
+/** The e5 family's prefixes (intfloat/e5-*, multilingual-e5-*); also the default model's. */
+export const E5_PROMPTS: Prompts = { query: 'query: ', passage: 'passage: ' };
+
+/** BAAI's English bge v1.5 models: an instruction on short retrieval queries, none on passages. */
+export const BGE_EN_PROMPTS: Prompts = {
+  query: 'Represent this sentence for searching relevant passages: ',
+  passage: '',
+};
+
+/** The family prompts for a model name (hub id or directory name), if the family is known. */
+export function familyPrompts(name: string): Prompts | undefined {
+  const n = name.toLowerCase();
+  if (/(^|[/_-])(multilingual-)?e5(-|$)/.test(n)) return E5_PROMPTS;
+  if (/(^|[/_-])bge-(small|base|large)-en/.test(n)) return BGE_EN_PROMPTS;
+  return undefined;
+}
