@@ -16,7 +16,8 @@ export interface EvalOptions {
 }
 
 export interface EvalRow {
-  mode: SearchMode;
+  /** A search mode, or a label of a bench's own. */
+  mode: string;
   type: string;
   queries: number;
   skipped: number;
@@ -43,7 +44,7 @@ export async function runEval(queries: EvalQuery[], opts: EvalOptions): Promise<
   const docLevel = queries.some((q) => q.judge.kind === 'docs' || q.judge.kind === 'titles');
   const chunked = corpus.manifest.corpus.chunks > corpus.manifest.corpus.documents;
   const depth = Math.min(opts.retriever.opts.maxTopK, docLevel && chunked ? maxK * 5 : maxK);
-  const judge = new Judging(corpus.store, corpus.manifest.corpus.chunks, opts);
+  const judge = createJudge(corpus.store, corpus.manifest.corpus.chunks, opts);
   const rows: EvalRow[] = [];
   for (const mode of opts.modes) {
     const progress = createProgress({
@@ -52,23 +53,43 @@ export async function runEval(queries: EvalQuery[], opts: EvalOptions): Promise<
       unit: 'queries',
       enabled: opts.progress,
     });
-    const scores: QueryScore[] = [];
+    const lists: SearchHit[][] = [];
     for (let i = 0; i < queries.length; i += BATCH) {
       const batch = queries.slice(i, i + BATCH);
       const res = await opts.retriever.searchMany(
         batch.map((q) => q.text),
         { topK: depth, mode, corpus: opts.corpus },
       );
-      batch.forEach((q, j) => scores.push(judge.score(q, (res[j] as { results: SearchHit[] }).results)));
-      progress.update(scores.length);
+      for (const r of res) lists.push((r as { results: SearchHit[] }).results);
+      progress.update(lists.length);
     }
     progress.finish();
-    rows.push(...aggregate(mode, scores));
+    rows.push(...judge.rows(mode, queries, lists));
   }
   return rows;
 }
 
-function aggregate(mode: SearchMode, scores: QueryScore[]): EvalRow[] {
+/** Scores ranked hit lists against their queries' judges; reusable across many lists of the same queries. */
+export interface ListJudge {
+  rows(mode: string, queries: readonly EvalQuery[], lists: readonly SearchHit[][]): EvalRow[];
+}
+
+export function createJudge(
+  store: { contentsRange(from: number, to: number): string[] },
+  chunkCount: number,
+  opts: Pick<EvalOptions, 'ks' | 'evidenceThreshold'>,
+): ListJudge {
+  const judging = new Judging(store, chunkCount, opts);
+  return {
+    rows: (mode, queries, lists) =>
+      aggregate(
+        mode,
+        queries.map((q, i) => judging.score(q, lists[i] ?? [])),
+      ),
+  };
+}
+
+function aggregate(mode: string, scores: QueryScore[]): EvalRow[] {
   const types = ['all', ...new Set(scores.map((s) => s.type).filter((t) => t !== 'all'))];
   return types
     .map((type) => {
@@ -88,11 +109,12 @@ function aggregate(mode: SearchMode, scores: QueryScore[]): EvalRow[] {
 class Judging {
   private readonly analyzer = createEnglishAnalyzer();
   private chunkTerms: Array<Set<string>> | undefined;
+  private readonly hitTerms = new Map<string, Set<string>>();
 
   constructor(
     private readonly store: { contentsRange(from: number, to: number): string[] },
     private readonly chunkCount: number,
-    private readonly opts: EvalOptions,
+    private readonly opts: Pick<EvalOptions, 'ks' | 'evidenceThreshold'>,
   ) {}
 
   score(q: EvalQuery, hits: SearchHit[]): QueryScore {
@@ -138,7 +160,7 @@ class Judging {
       for (const t of ev) if (terms.has(t)) n++;
       return n / ev.size;
     };
-    const hitTerms = hits.map((h) => new Set(this.analyzer.analyze(h.contents)));
+    const hitTerms = hits.map((h) => this.termsOf(h));
     const metrics: Record<string, number> = {};
     const union = new Set<string>();
     hitTerms.forEach((terms, i) => {
@@ -157,6 +179,16 @@ class Judging {
       metrics['nDCG@10'] = ndcgBinary(flags, relevantInCorpus, 10);
     }
     return { type: q.type, skipped: false, metrics };
+  }
+
+  /** A hit's analysed terms, kept per chunk id: the same chunks come back for many queries. */
+  private termsOf(h: SearchHit): Set<string> {
+    let t = this.hitTerms.get(h.id);
+    if (!t) {
+      t = new Set(this.analyzer.analyze(h.contents));
+      this.hitTerms.set(h.id, t);
+    }
+    return t;
   }
 
   private corpusTerms(): Array<Set<string>> {
