@@ -9,6 +9,7 @@ export default tseslint.config(
       'coverage/**',
       'bench/results/**',
       'bench/data/**',
+      'bench/.venv/**',
       'src/wasm/**',
     ],
   },
