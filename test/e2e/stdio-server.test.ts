@@ -58,7 +58,9 @@ describe('retriever-mcp over stdio (real client, real server process)', () => {
         arguments: { query: 'capital city of Japan' },
       })) as ToolText;
       expect(r.isError).toBeFalsy();
-      expect(r.content?.[0]?.text).toBe('Doc 1 (Title: Tokyo) Tokyo is the capital of Japan and its largest city.');
+      expect(r.content?.[0]?.text).toBe(
+        'Doc 1 [id p3] (Title: Tokyo) Tokyo is the capital of Japan and its largest city.',
+      );
       const sc = r.structuredContent as { corpus: string; mode: string; results: Array<Record<string, unknown>> };
       expect(sc.corpus).toBe('wiki');
       expect(sc.mode).toBe('bm25');
@@ -66,6 +68,24 @@ describe('retriever-mcp over stdio (real client, real server process)', () => {
       expect(sc.results[0]).toMatchObject({ rank: 1, id: 'p3', doc_id: 'p3', title: 'Tokyo', bm25_rank: 1 });
       expect(sc.results[0]?.['score']).toBe(sc.results[0]?.['bm25_score']);
       expect(sc.results[0]?.['dense_rank']).toBeUndefined();
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('a text-only client reads the id from the text and fetches it', async () => {
+    const s = await connectStdio(['--corpus', 'wiki', '--index-dir', indexDir, '--top-k', '2']);
+    try {
+      const r = (await s.client.callTool({ name: 'search', arguments: { query: 'capital of Japan' } })) as ToolText;
+      const texts = (r.content ?? []).map((c) => c.text ?? '');
+      // what a Search-R1-style parser reads (Doc N … (Title: …)) and the id beside it
+      const parsed = texts.map((t) => /^Doc (\d+) \[id ([^\]]+)\] \(Title: (.*?)\) (.*)$/s.exec(t));
+      expect(parsed.every((m) => m !== null)).toBe(true);
+      expect(parsed.map((m) => Number(m?.[1]))).toEqual([1, 2]);
+      const [, , id, title, text] = parsed[0] as RegExpExecArray;
+      const f = (await s.client.callTool({ name: 'fetch', arguments: { id } })) as ToolText;
+      expect(f.isError).toBeFalsy();
+      expect(f.content?.[0]?.text).toBe(`[${id}] (Title: ${title}) ${text}`);
     } finally {
       await s.close();
     }
