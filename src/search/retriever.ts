@@ -205,7 +205,7 @@ export class Retriever {
       if (denseLists) lists.push({ arm: 'dense', hits: denseLists[i] as ScoredHit[], weight: this.opts.weights.dense });
       // reading the chunks is a turn of its own: a top-100 list of long passages takes milliseconds
       const results = await this.turns.run(() => this.materialize(corpus, mode, lists, topK));
-      out.push({ corpus: corpus.name, mode, results });
+      out.push({ corpus: corpus.name, mode, results, ...(filter ? { filter_matches: filter.nums.length } : {}) });
     }
     return out;
   }

@@ -22,4 +22,6 @@ export interface SearchResult {
   corpus: string;
   mode: SearchMode;
   results: SearchHit[];
+  /** With a filter: how many passages it allows (0 means the filter itself excluded everything). */
+  filter_matches?: number;
 }

@@ -88,6 +88,21 @@ describe.skipIf(!HAS_SHARED)('metadata filters (MultiHop-RAG style), inside both
     ]);
   });
 
+  it('says when the filter itself excluded everything, and when the query found nothing inside it', async () => {
+    const none = (await s.client.callTool({
+      name: 'search',
+      arguments: { query: 'chip', filter: { source: 'No Such Paper' } },
+    })) as ToolText;
+    expect(none.isError).toBeFalsy();
+    expect(textOf(none)).toMatch(/the filter excluded every passage of corpus news.*list_corpora/);
+    expect((none.structuredContent as { filter_matches: number }).filter_matches).toBe(0);
+    const inside = (await s.client.callTool({
+      name: 'search',
+      arguments: { query: 'zebra xylophone', mode: 'bm25', filter: { source: 'Fortune' } },
+    })) as ToolText;
+    expect(textOf(inside)).toMatch(/No passages matched the query among the 1 passages the filter allows/);
+  });
+
   it('rejects bad filters with a clear error and treats injection attempts as plain values', async () => {
     const bad: Array<[unknown, RegExp]> = [
       [{ published_after: 'last tuesday' }, /published_after must be a date/],

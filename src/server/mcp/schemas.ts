@@ -21,6 +21,7 @@ export const searchResultShape = {
   corpus: z.string(),
   mode: z.enum(SEARCH_MODES),
   results: z.array(hitSchema),
+  filter_matches: z.number().int().optional(),
 };
 
 export const chunkSchema = z.object({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
+import { noMatches } from './search.js';
 import { filterSchema, hitSchema, modeSchema, querySchema, topKSchema } from '../schemas.js';
 import { SEARCH_MODES } from '../../../search/types.js';
 import { describeCorpora, toHitOut } from './search.js';
@@ -41,7 +42,10 @@ export function registerBatchSearch(ctx: ToolContext): void {
       const first = res[0];
       const content = res.map((r, i) => ({
         type: 'text' as const,
-        text: [`Query ${i + 1}: ${args.queries[i]}`, ...r.results.map(formatHit)].join('\n'),
+        text: [
+          `Query ${i + 1}: ${args.queries[i]}`,
+          ...(r.results.length > 0 ? r.results.map(formatHit) : [noMatches(r)]),
+        ].join('\n'),
       }));
       return {
         content,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
 import { FILTER_HELP, filterSchema, modeSchema, querySchema, searchResultShape, topKSchema } from '../schemas.js';
-import type { SearchHit } from '../../../search/types.js';
+import type { SearchHit, SearchResult } from '../../../search/types.js';
 
 export function registerSearch(ctx: ToolContext): void {
   const { server, retriever } = ctx;
@@ -39,10 +39,21 @@ export function registerSearch(ctx: ToolContext): void {
       const content =
         res.results.length > 0
           ? res.results.map((h) => ({ type: 'text' as const, text: formatHit(h) }))
-          : [{ type: 'text' as const, text: `No passages matched the query in corpus ${res.corpus}.` }];
+          : [{ type: 'text' as const, text: noMatches(res) }];
       return { content, structuredContent: { ...res, results: res.results.map(toHitOut) } };
     },
   );
+}
+
+/** Why a search found nothing, so an agent knows whether to reword the query or loosen the filter. */
+export function noMatches(res: SearchResult): string {
+  if (res.filter_matches === 0) {
+    return `No passages matched: the filter excluded every passage of corpus ${res.corpus}. list_corpora shows the sources, categories and dates it holds.`;
+  }
+  if (res.filter_matches !== undefined) {
+    return `No passages matched the query among the ${res.filter_matches} passages the filter allows in corpus ${res.corpus}.`;
+  }
+  return `No passages matched the query in corpus ${res.corpus}.`;
 }
 
 /** A hit as MCP clients see it: `contents` duplicates title and text, so it stays out. */
