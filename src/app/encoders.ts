@@ -1,3 +1,4 @@
+import { basename, resolve } from 'node:path';
 import type { Encoder } from '../encoder/encoder.js';
 import { openEncoder, sourceLabel, type EncoderChoice } from '../encoder/load-encoder.js';
 import type { Device } from '../encoder/onnx-session.js';
@@ -48,7 +49,7 @@ export async function openCorpusEncoders(
       all.push(encoder);
       log.info(`encoder ${encoder.id} from ${sourceLabel(source)} on ${choice.device} (dim ${encoder.dim})`);
       for (const c of members) {
-        checkCompatible(c, encoder);
+        checkCompatible(c, encoder, flags);
         encoders.set(c.name, encoder);
       }
     }
@@ -59,11 +60,25 @@ export async function openCorpusEncoders(
   return { encoders, all };
 }
 
+/** The index's rebuild command with the model flags the server was given in place of its own. */
+function rebuildWith(c: OpenCorpus, flags: EncoderFlags): string {
+  const base = c.manifest.rebuild_command;
+  if (!base) return fixHintFor(c.name, c.manifest);
+  const stripped = base.replace(/\s--(model|model-path|model-variant)(=|\s+)('[^']*'|\S+)/g, '');
+  const model = [
+    ...(flags.model !== undefined ? [`--model ${flags.model}`] : []),
+    ...(flags.modelPath !== undefined ? [`--model-path ${flags.modelPath}`] : []),
+    ...(flags.variant !== undefined ? [`--model-variant ${flags.variant}`] : []),
+  ].join(' ');
+  return `rebuild it with \`${stripped} ${model}\``;
+}
+
 function choiceFor(m: DenseManifest, flags: EncoderFlags): EncoderChoice {
   const e = m.encoder;
   const explicit = flags.model !== undefined || flags.modelPath !== undefined;
   const choice: EncoderChoice = {
-    model: flags.model ?? e.model,
+    // a --model-path without --model is named after its directory, as a build names it
+    model: flags.model ?? (flags.modelPath ? basename(resolve(flags.modelPath)) : e.model),
     variant: flags.variant ?? e.variant,
     revision: e.source.kind === 'hub' && !explicit ? e.source.revision : 'main',
     device: flags.device,
@@ -81,7 +96,7 @@ function choiceFor(m: DenseManifest, flags: EncoderFlags): EncoderChoice {
   return choice;
 }
 
-function checkCompatible(c: OpenCorpus, enc: Encoder): void {
+function checkCompatible(c: OpenCorpus, enc: Encoder, flags: EncoderFlags): void {
   const m = (c.manifest.dense as DenseManifest).encoder;
   const s = enc.settings;
   const problems: string[] = [];
@@ -94,7 +109,8 @@ function checkCompatible(c: OpenCorpus, enc: Encoder): void {
   if (problems.length > 0) {
     throw new RetrieverError(
       'INDEX_INCOMPATIBLE',
-      `index ${c.name} was built with ${m.id} (dim ${m.dim}) but the server loaded ${enc.id} (dim ${s.dim}): ${problems.join('; ')}; ${fixHintFor(c.name, c.manifest)} or start the server without --model/--model-path`,
+      `index ${c.name} was built with ${m.id} (dim ${m.dim}) but the server loaded ${enc.id} (dim ${s.dim}): ${problems.join('; ')}. ` +
+        `To serve it with the model you asked for, ${rebuildWith(c, flags)}; or start the server without --model/--model-path to use the index's own model`,
     );
   }
 }

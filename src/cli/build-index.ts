@@ -7,7 +7,7 @@ import { ANN_DEFAULTS_HELP, DEFAULT_QUANTIZATION } from '../index/dense/ann.js';
 import { RetrieverError } from '../errors.js';
 import { createLogger } from '../util/log.js';
 import { exitWhenDone, failUsage, runMain } from './boundary.js';
-import { batchPadding, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
+import { batchPadding, checkIndexDir, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
 const PROG = 'build-index';
 const E = DEFAULTS.encoder;
@@ -158,6 +158,7 @@ export async function main(argv: string[]): Promise<void> {
 }
 
 function toBuildOptions(args: BuildArgs, argv: string[]): BuildCorpusOptions {
+  checkIndexDir(args['index-dir']);
   if (args['chunk-size'] !== undefined) checkInt('--chunk-size', args['chunk-size'], 0, 100_000);
   if (args['chunk-overlap'] !== undefined) checkInt('--chunk-overlap', args['chunk-overlap'], 0, 100_000);
   checkInt('--max-postings-in-memory', args['max-postings-in-memory'], 1000, 2 ** 31);

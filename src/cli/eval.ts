@@ -7,7 +7,7 @@ import { EVAL_FORMATS, type EvalFormat } from '../eval/queries.js';
 import { formatEvalTable } from '../eval/report.js';
 import { createLogger } from '../util/log.js';
 import { failUsage } from './boundary.js';
-import { batchPadding, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
+import { batchPadding, checkIndexDir, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
 const PROG = 'retriever-mcp eval';
 
@@ -71,6 +71,7 @@ export async function evalMain(argv: string[]): Promise<void> {
   const efs = args['ef-search'].split(',').map(Number);
   for (const ef of efs) checkInt('--ef-search', ef, 1, 100_000);
   checkInt('--rescore-factor', args['rescore-factor'], 1, 100);
+  checkIndexDir(args['index-dir']);
   const log = createLogger('info');
   const setup: EvalSetup = {
     corpus: args.corpus,

@@ -9,7 +9,7 @@ import type { RetrieverSetup } from '../app/open-retriever.js';
 import type { ServeConfig } from '../app/serve.js';
 import { createLogger, type Logger, type LogLevel } from '../util/log.js';
 import { exitWhenDone, failUsage, runMain } from './boundary.js';
-import { batchPadding, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
+import { batchPadding, checkIndexDir, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
 const PROG = 'retriever-mcp';
 
@@ -146,6 +146,7 @@ export async function main(argv: string[]): Promise<void> {
   const args = await parse(argv);
   checkFlags(args);
   const log = createLogger(args['log-level'] as LogLevel);
+  warnIgnoredFlags(argv, args.transport, log);
   const { serve } = await import('../app/serve.js');
   await serve({
     ...retrieverSetup(args, log),
@@ -173,7 +174,34 @@ async function parse(argv: string[]) {
 
 type ServeArgs = Awaited<ReturnType<typeof parse>>;
 
+/** Flags that only the HTTP transport reads. */
+const HTTP_ONLY_FLAGS = [
+  'host',
+  'port',
+  'max-body-bytes',
+  'max-sessions',
+  'session-ttl-s',
+  'max-connections',
+  'header-timeout-ms',
+  'allowed-hosts',
+  'auth-token',
+  'allowed-origins',
+  'cors-origins',
+] as const;
+
+/** A flag the chosen transport ignores is most likely a forgotten --transport http: say so. */
+function warnIgnoredFlags(argv: readonly string[], transport: string, log: Logger): void {
+  if (transport === 'http') return;
+  const given = HTTP_ONLY_FLAGS.filter((f) => argv.some((a) => a === `--${f}` || a.startsWith(`--${f}=`)));
+  if (given.length > 0) {
+    log.warn(
+      `${given.map((f) => `--${f}`).join(', ')} only apply to --transport http; serving over stdio, they are ignored`,
+    );
+  }
+}
+
 function checkFlags(args: ServeArgs): void {
+  checkIndexDir(args['index-dir']);
   checkInt('--top-k', args['top-k'], 1, args['max-top-k']);
   checkInt('--max-top-k', args['max-top-k'], 1, 10_000);
   checkInt('--candidates', args.candidates, 1, 100_000);

@@ -53,3 +53,13 @@ export function checkInt(flag: string, v: number, min: number, max: number): voi
     throw new RetrieverError('BAD_INPUT', `${flag} must be an integer from ${min} to ${max}, got ${v}`);
   }
 }
+
+/** An empty --index-dir would put indexes in the working directory's root of names: refuse it. */
+export function checkIndexDir(v: unknown): void {
+  if (typeof v !== 'string' || v.trim() === '') {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      '--index-dir is empty: give the directory that holds the indexes (default: indexes)',
+    );
+  }
+}

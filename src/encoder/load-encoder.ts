@@ -84,7 +84,8 @@ export async function resolveModel(choice: EncoderChoice, hub: HubConfig): Promi
   // the sentence-transformers files say how vectors are pooled and prompted; many ONNX repositories lack them
   for (const path of SENTENCE_TRANSFORMERS_FILES) {
     await fetchHubFile(hub, { repoType: 'model', repo, revision: choice.revision, path }).catch((err: unknown) => {
-      if (!(err instanceof RetrieverError && err.message.includes('(404)'))) throw err;
+      // absent from the repository, or (offline) never cached: the model's settings then come from elsewhere
+      if (!(err instanceof RetrieverError && (err.message.includes('(404)') || hub.offline))) throw err;
     });
   }
   // the snapshot directory holds all three files

@@ -1,3 +1,4 @@
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
 import { Bm25Pool } from '../index/bm25/bm25-pool.js';
@@ -34,9 +35,69 @@ export interface OpenCorpus {
 /** Opens the dense arm of an index; supplied by the dense module so this file stays ANN-agnostic. */
 export type DenseOpener = (dir: string, manifest: Manifest, fixHint: string) => DenseArm;
 
-export function fixHintFor(name: string, manifest?: Manifest): string {
+export function fixHintFor(name: string, manifest?: Manifest, indexDir?: string): string {
   if (manifest?.rebuild_command) return `rebuild it with \`${manifest.rebuild_command}\``;
-  return `build it with \`build-index --name ${name} --input PATH --format FORMAT\` (see README)`;
+  const dirFlag = indexDir !== undefined ? ` --index-dir ${quoteArg(indexDir)}` : '';
+  return `build it with \`build-index --name ${name} --input PATH --format FORMAT${dirFlag}\` (see README)`;
+}
+
+function quoteArg(s: string): string {
+  return /^[\w./:@%+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
+}
+
+/** The built indexes in `indexDir` (names with a manifest), sorted. */
+export function listIndexes(indexDir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(indexDir);
+  } catch {
+    return [];
+  }
+  return names.filter((n) => !n.startsWith('.') && existsSync(join(indexDir, n, INDEX_FILES.manifest))).sort();
+}
+
+/** What to say when `indexDir/name` holds no index: what does exist, the nearest name, and the build command. */
+export function missingIndexHint(indexDir: string, name: string): string {
+  const have = listIndexes(indexDir);
+  const near = closest(name, have);
+  const parts = [
+    ...(near ? [`Did you mean --corpus ${near}?`] : []),
+    have.length > 0 ? `It holds: ${have.join(', ')}.` : 'It holds no indexes.',
+    `Or ${fixHintFor(name, undefined, indexDir)}.`,
+  ];
+  return parts.join(' ');
+}
+
+/** The name within edit distance 2 (or sharing a prefix of 4+) of `name`, if one is clearly nearest. */
+function closest(name: string, names: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestD = Infinity;
+  for (const n of names) {
+    const d = editDistance(name.toLowerCase(), n.toLowerCase());
+    if (d < bestD) {
+      bestD = d;
+      best = n;
+    }
+  }
+  if (best === undefined) return undefined;
+  const prefix = name.length >= 4 && best.toLowerCase().startsWith(name.toLowerCase().slice(0, 4));
+  return bestD <= 2 || prefix ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(
+        (prev[j] as number) + 1,
+        (cur[j - 1] as number) + 1,
+        (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    prev = cur;
+  }
+  return prev[b.length] as number;
 }
 
 /**
@@ -78,7 +139,10 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
   const openDense = o.openDense;
   validateCorpusName(name);
   const dir = join(indexDir, name);
-  const manifest = readManifest(dir, fixHintFor(name));
+  if (!existsSync(join(dir, INDEX_FILES.manifest))) {
+    throw new RetrieverError('INDEX_MISSING', `no index ${name} in ${indexDir}. ${missingIndexHint(indexDir, name)}`);
+  }
+  const manifest = readManifest(dir, fixHintFor(name, undefined, indexDir));
   const hint = fixHintFor(name, manifest);
   const total = Object.values(manifest.files).reduce((s, f) => s + f.bytes, 0);
   let mode = o.verify ?? 'auto';
