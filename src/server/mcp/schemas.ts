@@ -50,19 +50,20 @@ export function querySchema(maxChars: number) {
     .refine((q) => q.trim() !== '', { message: 'query is empty: send the words to search for' });
 }
 
-const stringOrList = z.union([z.string(), z.array(z.string()).min(1).max(100)]);
+/** A fresh schema per field: a shared instance is written as a $ref, which some hosts' function calling rejects. */
+const stringOrList = () => z.union([z.string(), z.array(z.string()).min(1).max(100)]);
 
 /** Metadata filter, applied inside both arms before top-k (see the tool description). */
 export const filterSchema = z
   .object({
-    source: stringOrList.optional().describe('publisher(s), e.g. "TechCrunch" (case-insensitive)'),
-    category: stringOrList.optional().describe('category or categories, e.g. "technology"'),
+    source: stringOrList().optional().describe('publisher(s), e.g. "TechCrunch" (case-insensitive)'),
+    category: stringOrList().optional().describe('category or categories, e.g. "technology"'),
     published_after: z
       .string()
       .optional()
       .describe('only documents published on or after this date (YYYY-MM-DD or ISO time)'),
     published_before: z.string().optional().describe('only documents published on or before this date'),
-    doc_id: stringOrList.optional().describe('only these document ids'),
+    doc_id: stringOrList().optional().describe('only these document ids'),
   })
   .strict();
 
