@@ -8,6 +8,12 @@ import { halfArrayToFloat } from './pooling.js';
  * synchronously on the calling thread, so this module is loaded inside the
  * encoder worker thread, never on the server's event loop.
  */
+// ONNX Runtime logs a failure to load an execution provider (the CUDA provider on a
+// CPU-only machine) in red on stderr before it throws; the throw becomes one
+// RetrieverError naming the fix, so its own log lines are noise. Set before the first
+// session, since the runtime reads it once per process.
+ort.env.logLevel = 'fatal';
+
 export type Device = 'cpu' | 'cuda';
 
 export interface SessionOptions {
