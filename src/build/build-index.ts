@@ -315,7 +315,15 @@ async function loadChunks(
   let bytesRead = 0;
   let split = false; // did any document go through the token-budget splitter (else counts are words)
   const counts = (): string => `${formatCount(writer.documentCount)} docs ${formatCount(writer.chunkCount)} chunks`;
-  const batches = readCorpusBatches(opts.format, input, { hash, onProgress: (p) => (bytesRead = p.bytesRead) });
+  let missingIds = 0;
+  let firstMissing = '';
+  const batches = readCorpusBatches(opts.format, input, {
+    hash,
+    onProgress: (p) => (bytesRead = p.bytesRead),
+    onMissingId: (where) => {
+      if (missingIds++ === 0) firstMissing = where;
+    },
+  });
   for await (const docs of batches) {
     for (const doc of docs) {
       const docNum = writer.addDocument(doc);
@@ -339,6 +347,12 @@ async function loadChunks(
   }
   progress.update(bytesRead);
   progress.finish(counts());
+  if (missingIds > 0) {
+    opts.log.warn(
+      `${formatCount(missingIds)} records had no "id" (the first at ${firstMissing}) and were numbered by their position in the file; ` +
+        'give each record an "id" so that fetch, filters and evaluations can name it across rebuilds',
+    );
+  }
   if (writer.chunkCount === 0) {
     throw new RetrieverError(
       'BAD_INPUT',

@@ -41,29 +41,49 @@ export function readCorpusBatches(
   }
 }
 
-type RecordMapper = (rec: Record<string, unknown>, where: string, index: number) => SourceDocument;
+type RecordMapper = (rec: Record<string, unknown>, where: string, index: number, opts: ReadOptions) => SourceDocument;
 
 async function* readJsonlRecords(path: string, opts: ReadOptions, map: RecordMapper): AsyncGenerator<SourceDocument[]> {
   let index = 0;
   for await (const { lines, firstLineNo } of readLineBatches(path, opts)) {
     const docs: SourceDocument[] = [];
     for (let i = 0; i < lines.length; i++) {
-      const line = lines[i] as string;
+      let line = lines[i] as string;
+      // a UTF-8 byte order mark (Windows editors write one) is not part of the first record
+      if (firstLineNo + i === 1 && line.charCodeAt(0) === 0xfeff) line = line.slice(1);
       if (line.trim() === '') continue;
       const where = `${path} line ${firstLineNo + i}`;
       let rec: unknown;
       try {
         rec = JSON.parse(line);
       } catch (err) {
-        throw new RetrieverError('BAD_INPUT', `${where}: not valid JSON (${(err as Error).message})`, {
-          cause: err,
-        });
+        throw notJsonLine(where, line, firstLineNo + i, err);
       }
-      if (!isObject(rec)) throw new RetrieverError('BAD_INPUT', `${where}: expected a JSON object`);
-      docs.push(map(rec, where, index++));
+      if (!isObject(rec)) {
+        throw new RetrieverError(
+          'BAD_INPUT',
+          Array.isArray(rec) && firstLineNo + i === 1
+            ? `${where}: the file is one JSON array, not JSON lines (one object per line): use --format multihop or graphrag for those datasets' JSON files, or convert it with \`jq -c '.[]' ${path} > corpus.jsonl\``
+            : `${where}: expected a JSON object`,
+        );
+      }
+      docs.push(map(rec, where, index++, opts));
     }
     if (docs.length > 0) yield docs;
   }
+}
+
+/** A line that does not parse: say when the file is really one JSON document spread over lines. */
+function notJsonLine(where: string, line: string, lineNo: number, err: unknown): RetrieverError {
+  const head = line.trimStart()[0];
+  const document = lineNo === 1 && (head === '[' || head === '{');
+  return new RetrieverError(
+    'BAD_INPUT',
+    document
+      ? `${where}: not a whole JSON value; the file looks like one JSON ${head === '[' ? 'array' : 'object'} spread over several lines, not JSON lines (one object per line): use --format multihop or graphrag for those datasets' JSON files, or convert it with \`jq -c '${head === '[' ? '.[]' : '.'}' FILE > corpus.jsonl\``
+      : `${where}: not valid JSON (${(err as Error).message})`,
+    { cause: err },
+  );
 }
 
 /** A JSON array's elements are batched up to this many, or this many characters of text. */
@@ -76,7 +96,7 @@ async function* readJsonArray(path: string, opts: ReadOptions, map: RecordMapper
   for await (const { value, index } of readJsonValues(path, opts)) {
     const where = `${path} element ${index}`;
     if (!isObject(value)) throw new RetrieverError('BAD_INPUT', `${where}: expected a JSON object`);
-    const doc = map(value, where, index);
+    const doc = map(value, where, index, opts);
     docs.push(doc);
     chars += doc.text.length;
     // a GraphRAG-Bench element is a whole book: never hold many of those at once
@@ -113,7 +133,13 @@ export function fromWiki18(rec: Record<string, unknown>, where: string): SourceD
 }
 
 /** Generic jsonl: {id, title?, text|contents, metadata?}. Missing ids become the record index. */
-export function fromGenericJsonl(rec: Record<string, unknown>, where: string, index: number): SourceDocument {
+export function fromGenericJsonl(
+  rec: Record<string, unknown>,
+  where: string,
+  index: number,
+  opts: ReadOptions = {},
+): SourceDocument {
+  if (rec['id'] === undefined) opts.onMissingId?.(where);
   const id = rec['id'] === undefined ? String(index) : requireId(rec, 'id', where, '{id, title?, text}');
   const metadata = optionalMetadata(rec, where);
   const title = optionalString(rec, 'title', where);

@@ -25,4 +25,6 @@ export interface ReadOptions {
   onProgress?: ProgressCallback;
   /** Receives every byte of the file as stored on disk (the source fingerprint). */
   hash?: { update(data: Uint8Array): unknown };
+  /** Called for each record that had no id and was numbered by its position instead. */
+  onMissingId?: (where: string) => void;
 }

@@ -260,3 +260,34 @@ describe.skipIf(!HAS_SHARED)('readers on the shared real files', () => {
     expect(docs[0]?.title).toBe('The FTX trial is bigger than Sam Bankman-Fried');
   });
 });
+
+describe('JSON lines that are something else', () => {
+  it('reads past a UTF-8 byte order mark on the first line', async () => {
+    const p = file(
+      'bom.jsonl',
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"id":"a","text":"x"}\n')]),
+    );
+    expect((await collect('jsonl', p)).map((d) => d.id)).toEqual(['a']);
+  });
+
+  it('names a JSON array or a pretty-printed document and the way out', async () => {
+    const arr = file('arr.jsonl', '[{"id":"a","text":"x"}]\n');
+    await expect(collect('jsonl', arr)).rejects.toThrow(
+      /one JSON array, not JSON lines.*--format multihop.*jq -c '\.\[\]'/,
+    );
+    const pretty = file('pretty.jsonl', '[\n  {"id":"a","text":"x"}\n]\n');
+    await expect(collect('jsonl', pretty)).rejects.toThrow(/one JSON array spread over several lines/);
+    const bad = file('bad.jsonl', '{"id":"a","text":"x"}\n{"id": oops}\n');
+    await expect(collect('jsonl', bad)).rejects.toThrow(/line 2: not valid JSON/);
+  });
+
+  it('reports each record that had no id', async () => {
+    const p = file('noid.jsonl', '{"text":"x"}\n{"id":"b","text":"y"}\n{"text":"z"}\n');
+    const missing: string[] = [];
+    const ids: string[] = [];
+    for await (const batch of readCorpusBatches('jsonl', p, { onMissingId: (w) => missing.push(w) }))
+      ids.push(...batch.map((d) => d.id));
+    expect(ids).toEqual(['0', 'b', '2']);
+    expect(missing).toEqual([`${p} line 1`, `${p} line 3`]);
+  });
+});
