@@ -110,6 +110,7 @@ class Judging {
   private readonly analyzer = createEnglishAnalyzer();
   private chunkTerms: Array<Set<string>> | undefined;
   private readonly hitTerms = new Map<string, Set<string>>();
+  private readonly evidenceMemo = new Map<string, { ev: Set<string>; relevantInCorpus: number }>();
 
   constructor(
     private readonly store: { contentsRange(from: number, to: number): string[] },
@@ -153,7 +154,7 @@ class Judging {
 
   /** GraphRAG-Bench evidence is paraphrased, so "contains" means term coverage ≥ τ. */
   private evidence(q: EvalQuery, hits: SearchHit[], text: string): QueryScore {
-    const ev = new Set(this.analyzer.analyze(text));
+    const { ev, relevantInCorpus } = this.evidenceFacts(text);
     if (ev.size === 0) return { type: q.type, skipped: true, metrics: {} };
     const cover = (terms: Set<string>): number => {
       let n = 0;
@@ -169,7 +170,6 @@ class Judging {
     });
     for (const k of this.opts.ks) metrics[`cov@${k}`] ??= hitTerms.length === 0 ? 0 : cover(union);
     // how many chunks of the whole corpus count as containing the evidence
-    const relevantInCorpus = this.corpusTerms().filter((t) => cover(t) >= this.opts.evidenceThreshold).length;
     metrics['unanswerable'] = relevantInCorpus > 0 ? 0 : 1;
     if (relevantInCorpus > 0) {
       const flags = hitTerms.map((t) => cover(t) >= this.opts.evidenceThreshold);
@@ -179,6 +179,22 @@ class Judging {
       metrics['nDCG@10'] = ndcgBinary(flags, relevantInCorpus, 10);
     }
     return { type: q.type, skipped: false, metrics };
+  }
+
+  /** An evidence text's terms and how many chunks of the corpus contain it: per text, since a scan reads every chunk. */
+  private evidenceFacts(text: string): { ev: Set<string>; relevantInCorpus: number } {
+    let f = this.evidenceMemo.get(text);
+    if (!f) {
+      const ev = new Set(this.analyzer.analyze(text));
+      const covers = (terms: Set<string>): boolean => {
+        let n = 0;
+        for (const t of ev) if (terms.has(t)) n++;
+        return n / ev.size >= this.opts.evidenceThreshold;
+      };
+      f = { ev, relevantInCorpus: ev.size === 0 ? 0 : this.corpusTerms().filter(covers).length };
+      this.evidenceMemo.set(text, f);
+    }
+    return f;
   }
 
   /** A hit's analysed terms, kept per chunk id: the same chunks come back for many queries. */
