@@ -9,7 +9,8 @@ import { createLogger } from '../util/log.js';
 import { exitWhenDone, failUsage, runMain } from './boundary.js';
 import { batchPadding, checkIndexDir, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
-const PROG = 'build-index';
+/** The command's name in help and hints: `build-index`, or `retriever-mcp build` when run as that. */
+let PROG = 'build-index';
 const E = DEFAULTS.encoder;
 
 /** Every flag, with its default from config.ts (help text quotes the same values). */
@@ -251,8 +252,9 @@ function rebuildCommand(argv: string[]): string {
   return [PROG, ...kept.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))].join(' ');
 }
 
-export async function run(): Promise<void> {
-  const argv = hideBin(process.argv);
+/** Runs the command; `as` names it (`retriever-mcp build`) in help, errors and rebuild hints. */
+export async function run(argv: string[] = hideBin(process.argv), as = 'build-index'): Promise<void> {
+  PROG = as;
   const onSignal = (signal: NodeJS.Signals): void => {
     // finished phases are kept in the partial directory and nothing was published
     process.stderr.write(

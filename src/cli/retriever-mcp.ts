@@ -161,7 +161,7 @@ async function parse(argv: string[]) {
   return yargs(argv)
     .scriptName(PROG)
     .usage(
-      '$0 --corpus NAME [--corpus NAME2 ...] [options]\n$0 eval --corpus NAME --queries FILE --format FORMAT\n\nServe corpora to MCP clients (stdio by default), or score retrieval with `eval`.',
+      '$0 --corpus NAME [--corpus NAME2 ...] [options]\n$0 build --corpus PRESET | --name NAME --input PATH --format FORMAT\n$0 eval --corpus NAME --queries FILE --format FORMAT\n\nServe corpora to MCP clients (stdio by default), build an index with `build` (the same as build-index), or score retrieval with `eval`.',
     )
     .options(SERVE_OPTIONS)
     .options(ENCODER_RUNTIME_OPTIONS)
@@ -343,6 +343,12 @@ function hostCheck(bind: string, token: string | undefined, extra: readonly stri
   return [...new Set(names)];
 }
 
-export function run(): Promise<void> {
-  return runMain(PROG, () => main(hideBin(process.argv)));
+export async function run(): Promise<void> {
+  const argv = hideBin(process.argv);
+  if (argv[0] === 'build') {
+    // `retriever-mcp build` is build-index under a name no unrelated npm package can shadow (`npx build-index`)
+    const { run: runBuild } = await import('./build-index.js');
+    return runBuild(argv.slice(1), `${PROG} build`);
+  }
+  return runMain(PROG, () => main(argv));
 }
