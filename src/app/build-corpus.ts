@@ -38,6 +38,8 @@ export interface BuildCorpusOptions {
   /** Unset: the preset's, else the format's default (config.ts CHUNK_SIZE_BY_FORMAT). */
   chunkSize?: number;
   chunkOverlap?: number;
+  /** 'words' counts chunk sizes in words even when the build embeds, so chunks match a --no-dense build. */
+  chunkUnit?: 'model' | 'words';
   bm25: Bm25Params;
   maxPostingsInMemory: number;
   threads: number;
@@ -108,7 +110,7 @@ export async function buildCorpus(o: BuildCorpusOptions): Promise<BuildSummary> 
     };
   }
   const phase = dense ? await openDensePhase(dense, o.hub, o.log) : null;
-  if (phase && chunkSize > 0) {
+  if (phase && chunkSize > 0 && o.chunkUnit !== 'words') {
     const window = phase.window;
     if (chunkSize > window && o.chunkSize === undefined) {
       // a default chunk the model cannot see whole: fit the chunk to the model's window
@@ -131,6 +133,7 @@ export async function buildCorpus(o: BuildCorpusOptions): Promise<BuildSummary> 
       indexDir: o.indexDir,
       chunkSize,
       chunkOverlap,
+      ...(o.chunkUnit !== undefined ? { chunkUnit: o.chunkUnit } : {}),
       bm25: o.bm25,
       maxPostingsInMemory: o.maxPostingsInMemory,
       threads: o.threads,

@@ -48,6 +48,8 @@ export interface BuildOptions {
   indexDir: string;
   chunkSize: number;
   chunkOverlap: number;
+  /** What chunk sizes count: the encoder's tokens ('model', when the build embeds) or words. */
+  chunkUnit?: 'model' | 'words';
   bm25: Bm25Params;
   maxPostingsInMemory: number;
   /** BM25 inversion worker threads (0 = inline); inputs under 32 MB always run inline. */
@@ -223,7 +225,7 @@ async function finishFiles(
 }
 
 async function ingest(opts: BuildOptions, input: string, dir: string, storePath: string): Promise<IngestResult> {
-  const counter = opts.dense?.counter ?? wordCounter;
+  const counter = opts.chunkUnit === 'words' ? wordCounter : (opts.dense?.counter ?? wordCounter);
   const writer = new ChunkStoreWriter(storePath);
   const bm25 = openBm25Builder(opts, input, dir);
   const hash = createHash('sha256');

@@ -34,6 +34,7 @@ export interface StateKeyOptions {
   format: CorpusFormat;
   chunkSize: number;
   chunkOverlap: number;
+  chunkUnit?: 'model' | 'words';
   bm25: Bm25Params;
   /** The dense phase's fingerprint, or null for a BM25-only build. */
   dense: string | null;
@@ -55,7 +56,8 @@ export function stateKey(opts: StateKeyOptions, input: string): string {
     size: st.size,
     mtime: Math.floor(st.mtimeMs),
     format: opts.format,
-    chunk: [opts.chunkSize, opts.chunkOverlap],
+    chunk:
+      opts.chunkUnit === 'words' ? [opts.chunkSize, opts.chunkOverlap, 'words'] : [opts.chunkSize, opts.chunkOverlap],
     bm25: opts.bm25,
     dense: opts.dense,
   });

@@ -31,6 +31,11 @@ const BUILD_OPTIONS = {
       .map(([f, n]) => `${f} ${n}`)
       .join(', ')})`,
   },
+  'chunk-unit': {
+    choices: ['model', 'words'] as const,
+    describe:
+      "what --chunk-size counts: the encoder's tokens when the build embeds passages (default, so chunks fit the model's window), words otherwise; pass words to get the same chunks with and without --no-dense",
+  },
   'chunk-overlap': {
     type: 'number',
     describe: `tokens shared by consecutive chunks (default ${DEFAULTS.chunkOverlap})`,
@@ -178,6 +183,7 @@ function toBuildOptions(args: BuildArgs, argv: string[]): BuildCorpusOptions {
     indexDir: args['index-dir'],
     ...(args['chunk-size'] !== undefined ? { chunkSize: args['chunk-size'] } : {}),
     ...(args['chunk-overlap'] !== undefined ? { chunkOverlap: args['chunk-overlap'] } : {}),
+    ...(args['chunk-unit'] !== undefined ? { chunkUnit: args['chunk-unit'] } : {}),
     bm25: { k1: args['bm25-k1'], b: args['bm25-b'] },
     maxPostingsInMemory: args['max-postings-in-memory'],
     threads: args.threads,
