@@ -7,7 +7,7 @@ import type { SearchWorkerInit } from '../index/bm25/bm25-search-worker.js';
 import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
 import { verifyFiles, type VerifyMode } from '../index/file-integrity.js';
 import { readManifest, type Manifest } from '../index/manifest.js';
-import { ChunkStore } from '../store/chunk-store.js';
+import { ChunkStore, type Facets } from '../store/chunk-store.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
 import type { Logger } from '../util/log.js';
 import { formatBytes } from '../util/progress.js';
@@ -29,6 +29,8 @@ export interface OpenCorpus {
   readonly modes: SearchMode[];
   /** Resolves metadata filters to chunk sets (cached). */
   readonly filters: FilterCache;
+  /** What filters can select here (sources, categories, dates); computed on first use, then kept. */
+  facets(): Facets;
   close(): void;
 }
 
@@ -176,6 +178,7 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
       closers.push(() => arm.close());
     }
     const modes: SearchMode[] = dense ? ['hybrid', 'dense', 'bm25'] : ['bm25'];
+    let facets: Facets | undefined;
     return {
       name,
       dir,
@@ -186,6 +189,7 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
       dense,
       modes,
       filters: new FilterCache(store, manifest.corpus.chunks),
+      facets: () => (facets ??= store.facets()),
       close: () => {
         for (const c of closers.reverse()) c();
       },

@@ -1,6 +1,7 @@
 import { RetrieverError } from '../errors.js';
 import { STORE_SCHEMA_VERSION } from '../version.js';
 import { SUFFIXED_ID, type ChunkInput, type DocumentInput, type TermEntry } from './chunk-store.js';
+import { computeFacets, NO_FACETS } from './facets.js';
 import { CHUNKS_ID_INDEX, CREATE_TABLES, DOCUMENTS_ID_INDEX } from './schema.js';
 import {
   BULK_CACHE_KIB,
@@ -32,6 +33,7 @@ export class ChunkStoreWriter {
   private readonly chunkRows: RowBuffer;
   private pending = 0;
   private docs = 0;
+  private docsWithMetadata = 0;
   private chunks = 0;
   /** The last document added: its id and first chunk num. */
   private docId = '';
@@ -80,6 +82,7 @@ export class ChunkStoreWriter {
     this.beginIfNeeded();
     const num = this.docs++;
     const meta = doc.metadata && Object.keys(doc.metadata).length > 0 ? JSON.stringify(doc.metadata) : null;
+    if (meta !== null) this.docsWithMetadata++;
     this.docRows.add(num, doc.id, doc.title, meta, this.chunks);
     this.docId = doc.id;
     this.docFirst = this.chunks;
@@ -113,6 +116,8 @@ export class ChunkStoreWriter {
    */
   finishIngest(): void {
     this.commit();
+    // what filters can select, kept for list_corpora: a scan only when some document has metadata
+    this.setMeta('facets', JSON.stringify(this.docsWithMetadata > 0 ? computeFacets(this.db) : NO_FACETS));
     const indexChunkIds = !this.derivedIds || (this.anySuffixed && this.unsplitLooksSuffixed);
     this.setMeta('chunk_ids', indexChunkIds ? 'indexed' : 'derived');
     // an index on chunks scans the chunks table, text and all: through a memory map instead of a

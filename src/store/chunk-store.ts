@@ -1,3 +1,5 @@
+import { computeFacets, NO_FACETS, type Facets } from './facets.js';
+export type { Facets } from './facets.js';
 import { RetrieverError } from '../errors.js';
 import { openDatabase, type SqliteDatabase, type SqliteStatement } from './sqlite.js';
 
@@ -200,6 +202,17 @@ export class ChunkStore {
       .prepare('SELECT contents FROM chunks WHERE num >= ? AND num < ? ORDER BY num')
       .pluck();
     return this.rangeContents.all(from, to) as string[];
+  }
+
+  /**
+   * What a filter can select, as the build recorded it; an index built before
+   * builds recorded it is scanned once if it is small, and reports nothing otherwise.
+   */
+  facets(): Facets {
+    const kept = this.getMeta('facets');
+    if (kept !== undefined) return JSON.parse(kept) as Facets;
+    const docs = (this.db.prepare('SELECT count(*) FROM documents').pluck().get() as number) ?? 0;
+    return docs <= 1_000_000 ? computeFacets(this.db) : NO_FACETS;
   }
 
   /** Sorted nums of the chunks whose document matches `f`. */

@@ -88,6 +88,25 @@ describe.skipIf(!HAS_SHARED)('metadata filters (MultiHop-RAG style), inside both
     ]);
   });
 
+  it('list_corpora shows what a filter can select: sources, categories and dates', async () => {
+    const r = (await s.client.callTool({ name: 'list_corpora', arguments: {} })) as ToolText;
+    const [c] = (r.structuredContent as { corpora: Array<{ facets: unknown }> }).corpora;
+    expect(c?.facets).toEqual({
+      sources: [
+        { value: 'TechCrunch', documents: 2 },
+        { value: 'Fortune', documents: 1 },
+        { value: 'The Verge', documents: 1 },
+      ],
+      categories: [
+        { value: 'technology', documents: 3 },
+        { value: 'business', documents: 1 },
+      ],
+      published: { first: '2023-10-01', last: '2023-11-20' },
+    });
+    expect(textOf(r)).toMatch(/filter source: TechCrunch \(2\), Fortune \(1\), The Verge \(1\)/);
+    expect(textOf(r)).toMatch(/filter published_after \/ published_before: 2023-10-01 to 2023-11-20/);
+  });
+
   it('says when the filter itself excluded everything, and when the query found nothing inside it', async () => {
     const none = (await s.client.callTool({
       name: 'search',

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SEARCH_MODES } from '../../../search/types.js';
+import type { Facets } from '../../../store/chunk-store.js';
 import type { ToolContext } from '../tool-context.js';
 
 export function registerListCorpora(ctx: ToolContext): void {
@@ -8,7 +9,8 @@ export function registerListCorpora(ctx: ToolContext): void {
     'list_corpora',
     {
       title: 'List the corpora',
-      description: 'List the corpora this server searches, with their sizes, search modes, encoder and build date.',
+      description:
+        'List the corpora this server searches, with their sizes, search modes, encoder and build date, and what a search filter can select in each: sources and categories with document counts, and the range of publication dates.',
       inputSchema: {},
       outputSchema: {
         corpora: z.array(
@@ -22,6 +24,11 @@ export function registerListCorpora(ctx: ToolContext): void {
             encoder: z.string().nullable(),
             built_at: z.string(),
             index_bytes: z.number().int(),
+            facets: z.object({
+              sources: z.array(facetValue()),
+              categories: z.array(facetValue()),
+              published: z.object({ first: z.string(), last: z.string() }).nullable(),
+            }),
           }),
         ),
       },
@@ -38,14 +45,38 @@ export function registerListCorpora(ctx: ToolContext): void {
         encoder: c.manifest.dense?.encoder.id ?? null,
         built_at: c.manifest.built_at,
         index_bytes: Object.values(c.manifest.files).reduce((s, f) => s + f.bytes, 0),
+        facets: c.facets(),
       }));
       const text = corpora
         .map(
           (c) =>
-            `${c.name}: ${c.chunks} passages from ${c.documents} documents (${c.format}); modes ${c.modes.join(', ')} (default ${c.default_mode}); encoder ${c.encoder ?? 'none'}; built ${c.built_at}`,
+            `${c.name}: ${c.chunks} passages from ${c.documents} documents (${c.format}); modes ${c.modes.join(', ')} (default ${c.default_mode}); encoder ${c.encoder ?? 'none'}; built ${c.built_at}` +
+            facetLines(c.facets),
         )
         .join('\n');
       return { content: [{ type: 'text' as const, text }], structuredContent: { corpora } };
     },
   );
+}
+
+/** A fresh schema per use, so the JSON schema repeats it instead of a $ref. */
+function facetValue() {
+  return z.object({ value: z.string(), documents: z.number().int() });
+}
+
+/** The facets as a filter would name them, ten values a kind at most. */
+function facetLines(f: Facets): string {
+  const list = (xs: Facets['sources']): string =>
+    xs
+      .slice(0, 10)
+      .map((x) => `${x.value} (${x.documents})`)
+      .join(', ') + (xs.length > 10 ? `, and ${xs.length - 10} more` : '');
+  const lines = [
+    ...(f.sources.length > 0 ? [`  filter source: ${list(f.sources)}`] : []),
+    ...(f.categories.length > 0 ? [`  filter category: ${list(f.categories)}`] : []),
+    ...(f.published
+      ? [`  filter published_after / published_before: ${f.published.first} to ${f.published.last}`]
+      : []),
+  ];
+  return lines.length > 0 ? `\n${lines.join('\n')}` : '';
 }
