@@ -103,30 +103,169 @@ export function renderSummary(results: Record<string, Result>): string {
   return lines.join('\n');
 }
 
-const path = join(ROOT, 'BENCHMARKS.md');
 const results: Record<string, Result> = {};
 if (existsSync(BENCH_RESULTS)) {
   for (const f of readdirSync(BENCH_RESULTS).filter((n) => n.endsWith('.json'))) {
     results[f.replace(/\.json$/, '')] = JSON.parse(readFileSync(join(BENCH_RESULTS, f), 'utf8')) as Result;
   }
 }
-const doc = readFileSync(path, 'utf8');
-const start = '<!-- summary:start -->';
-const end = '<!-- summary:end -->';
-const a = doc.indexOf(start);
-const b = doc.indexOf(end);
-if (a === -1 || b === -1) throw new Error(`BENCHMARKS.md lacks the ${start} … ${end} markers`);
-// formatted as `npm run check`'s prettier would, so the check compares like with like
-const next = await format(`${doc.slice(0, a + start.length)}\n\n${renderSummary(results)}\n\n${doc.slice(b)}`, {
-  ...(JSON.parse(readFileSync(join(ROOT, '.prettierrc.json'), 'utf8')) as object),
-  parser: 'markdown',
-});
-if (process.argv.includes('--check')) {
-  if (next !== doc) {
-    process.stderr.write('BENCHMARKS.md summary is out of date: run node dist/bench/render-summary.js\n');
-    process.exitCode = 1;
-  }
-} else {
-  writeFileSync(path, next);
-  process.stdout.write(`rendered ${Object.keys(results).length} results into ${path}\n`);
+
+/** Each generated block: the file, its markers' name, and what goes between them. */
+const BLOCKS: Array<{ file: string; name: string; render: () => string }> = [
+  { file: 'BENCHMARKS.md', name: 'summary', render: () => renderSummary(results) },
+  { file: 'BENCHMARKS.md', name: 'quality', render: () => renderQuality(results) },
+  { file: 'BENCHMARKS.md', name: 'numerics', render: () => renderNumerics(results) },
+  { file: 'README.md', name: 'quality', render: () => renderReadmeQuality(results) },
+];
+
+interface QualityRow {
+  mode: string;
+  metrics: Record<string, number>;
 }
+interface QualityDataset {
+  dataset: string;
+  queries: number;
+  chunks: number;
+  objective: string;
+  rows: QualityRow[];
+  tuned: { k: number; denseWeight: number; depth: number; heldOutQueries: number; heldOut: QualityRow[] };
+}
+
+const DATASET_NAMES: Record<string, string> = {
+  '2wiki': '2WikiMultiHopQA dev (200), supporting ids',
+  'graphrag-medical': 'GraphRAG-Bench medical (2,062)',
+  'graphrag-novel': 'GraphRAG-Bench novel (2,010)',
+  multihop: 'MultiHop-RAG **surrogate** (2,255)',
+};
+
+function qualityResults(results: Record<string, Result>): Array<[string, Result]> {
+  return Object.entries(results)
+    .filter(([name]) => name.startsWith('quality-'))
+    .sort(([a], [b]) => a.localeCompare(b));
+}
+
+function m(row: QualityRow | undefined, metric: string): string {
+  const v = row?.metrics[metric];
+  return typeof v === 'number' ? v.toFixed(4) : '—';
+}
+
+/** Per model and data set: every query for the defaults, the held-out half for the tuned fusion. */
+export function renderQuality(results: Record<string, Result>): string {
+  const out: string[] = [];
+  for (const [name, r] of qualityResults(results)) {
+    out.push(
+      `**${String(r['model'])}**: ${String(r['about'])}. Run ${(r.date ?? '').slice(0, 10)} at ${r.commit ?? 'unknown'}, ` +
+        `[json](bench/results/${name}.json).`,
+      '',
+      '| data set | chunks | arm | R@5 | R@10 | nDCG@10 | held-out R@5 | held-out R@10 |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    );
+    for (const d of (r['datasets'] as QualityDataset[]) ?? []) {
+      const held = (mode: string): QualityRow | undefined => d.tuned.heldOut.find((x) => x.mode === mode);
+      for (const row of d.rows) {
+        out.push(
+          `| ${DATASET_NAMES[d.dataset] ?? d.dataset} | ${d.chunks} | ${row.mode} | ${m(row, 'R@5')} | ${m(row, 'R@10')} | ${m(row, 'nDCG@10')} | ${m(held(row.mode), 'R@5')} | ${m(held(row.mode), 'R@10')} |`,
+        );
+      }
+      const t = held('hybrid-tuned');
+      out.push(
+        `| ${DATASET_NAMES[d.dataset] ?? d.dataset} | ${d.chunks} | hybrid tuned (k ${d.tuned.k}, dense × ${d.tuned.denseWeight}, pools of ${d.tuned.depth}) | — | — | — | ${m(t, 'R@5')} | ${m(t, 'R@10')} |`,
+      );
+    }
+    out.push('');
+  }
+  return out.length > 0 ? out.join('\n').trim() : '_No real-model results yet: run `node dist/bench/quality-real.js`._';
+}
+
+/** README: R@5 per arm, one model per column group, each cell one figure. */
+export function renderReadmeQuality(results: Record<string, Result>): string {
+  const models = qualityResults(results);
+  if (models.length === 0) return '_No real-model results yet._';
+  const header = [
+    'data set (queries)',
+    'BM25',
+    ...models.flatMap(([, r]) => [`dense: ${String(r['model'])}`, `hybrid: ${String(r['model'])}`]),
+  ];
+  const lines = [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`];
+  const first = (models[0]?.[1]['datasets'] as QualityDataset[]) ?? [];
+  for (const d of first) {
+    const cells = [
+      DATASET_NAMES[d.dataset] ?? d.dataset,
+      m(
+        d.rows.find((x) => x.mode === 'bm25'),
+        'R@5',
+      ),
+    ];
+    for (const [, r] of models) {
+      const ds = ((r['datasets'] as QualityDataset[]) ?? []).find((x) => x.dataset === d.dataset);
+      cells.push(
+        m(
+          ds?.rows.find((x) => x.mode === 'dense'),
+          'R@5',
+        ),
+        m(
+          ds?.rows.find((x) => x.mode === 'hybrid'),
+          'R@5',
+        ),
+      );
+    }
+    lines.push(`| ${cells.join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+/** The product's vectors against the Python references, and the encoders' speed in the same run. */
+export function renderNumerics(results: Record<string, Result>): string {
+  const entries = Object.entries(results)
+    .filter(([name]) => name.startsWith('numerics-'))
+    .sort(([a], [b]) => a.localeCompare(b));
+  if (entries.length === 0) return '_No numerics results yet: run `node dist/bench/models/numerics.js`._';
+  const lines = [
+    '| model | reference | min cosine | mean cosine | texts/s, reference | texts/s, ours | ours ÷ reference | query p50 ms, reference | query p50 ms, ours | run |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const [name, r] of entries) {
+    const ours = r['ours'] as { texts_per_s: number; query_p50_ms: number };
+    for (const ref of (r['references'] as Array<Record<string, unknown>>) ?? []) {
+      const cos = ref['cosine'] as { min: number; mean: number };
+      const tps = ref['texts_per_s'] as number;
+      const engine = ref['engine'] === 'st' ? 'sentence-transformers' : 'tokenizers + onnxruntime (Python)';
+      lines.push(
+        `| ${String(r['model'])} | ${engine} | ${cos.min.toFixed(6)} | ${cos.mean.toFixed(6)} | ${tps.toFixed(1)} | ${ours.texts_per_s.toFixed(1)} | ${(ours.texts_per_s / tps).toFixed(2)} | ${(ref['query_p50_ms'] as number).toFixed(2)} | ${ours.query_p50_ms.toFixed(2)} | ${(r.date ?? '').slice(0, 10)} at ${r.commit ?? 'unknown'}, [json](bench/results/${name}.json) |`,
+      );
+    }
+  }
+  return lines.join('\n');
+}
+
+async function main(): Promise<void> {
+  const prettierOptions = JSON.parse(readFileSync(join(ROOT, '.prettierrc.json'), 'utf8')) as object;
+  let stale = 0;
+  for (const file of [...new Set(BLOCKS.map((b) => b.file))]) {
+    const path = join(ROOT, file);
+    const doc = readFileSync(path, 'utf8');
+    let next = doc;
+    for (const block of BLOCKS.filter((b) => b.file === file)) {
+      const start = `<!-- ${block.name}:start -->`;
+      const end = `<!-- ${block.name}:end -->`;
+      const a = next.indexOf(start);
+      const b = next.indexOf(end);
+      if (a === -1 || b === -1) throw new Error(`${file} lacks the ${start} … ${end} markers`);
+      next = `${next.slice(0, a + start.length)}\n\n${block.render()}\n\n${next.slice(b)}`;
+    }
+    // formatted as `npm run check`'s prettier would, so the check compares like with like
+    next = await format(next, { ...prettierOptions, parser: 'markdown' });
+    if (process.argv.includes('--check')) {
+      if (next !== doc) {
+        process.stderr.write(`${file}: generated tables are out of date: run node dist/bench/render-summary.js\n`);
+        stale++;
+      }
+    } else {
+      writeFileSync(path, next);
+      process.stdout.write(`rendered ${file}\n`);
+    }
+  }
+  if (stale > 0) process.exitCode = 1;
+}
+
+await main();
