@@ -10,6 +10,7 @@
  *   npm run build && node dist/bench/overhead.js [--requests 2000] [--route mcp|rest]
  */
 import type { AddressInfo } from 'node:net';
+import { RetrieverSlot } from '../src/server/mcp/retriever-slot.js';
 import type { QueryEncoder } from '../src/core/contracts.js';
 import { createHttpApp } from '../src/server/transports/http/http-app.js';
 import { createServerMetrics } from '../src/server/metrics.js';
@@ -64,6 +65,7 @@ const app = createHttpApp({
   maxBatchQueries: 256,
   metrics: createServerMetrics(),
   log: silentLogger,
+  slot: new RetrieverSlot(retriever.opts, [corpus.name]),
 });
 app.attach(retriever);
 const server = app.server;

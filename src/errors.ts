@@ -14,6 +14,7 @@ export type ErrorCode =
   | 'DOWNLOAD'
   | 'OVERLOADED' // the request queue is full: retry later
   | 'DEADLINE' // the request ran past its deadline
+  | 'NOT_READY' // a corpus is still being built or opened
   | 'BUILD' // a build step failed
   | 'IO' // a file could not be read or written
   | 'INTERNAL';

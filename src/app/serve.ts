@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { RetrieverError } from '../errors.js';
+import { describeError, RetrieverError } from '../errors.js';
 import { INDEX_FILES } from '../index/layout.js';
 import { getPreset } from '../presets/presets.js';
 import type { Retriever } from '../search/retriever.js';
 import { Admission, type AdmissionOptions } from '../server/admission.js';
+import { RetrieverSlot } from '../server/mcp/retriever-slot.js';
 import { createServerMetrics, type ServerMetrics } from '../server/metrics.js';
+import { watchProgress } from '../util/progress.js';
 import type { McpHttpOptions } from '../server/transports/http/mcp-http.js';
 import type { HttpOptions } from '../server/transports/http/router.js';
 import { openRetriever, type OpenedRetriever, type RetrieverSetup } from './open-retriever.js';
@@ -38,17 +40,32 @@ export interface ServeConfig extends RetrieverSetup {
  */
 export async function serve(cfg: ServeConfig): Promise<void> {
   const metrics = createServerMetrics();
+  const slot = new RetrieverSlot(cfg.retriever, cfg.corpora);
+  const toBuild = missingPresets(cfg);
   const open = async (): Promise<Retriever> => {
-    await ensureIndexes(cfg);
+    if (toBuild.length > 0) await buildWithProgress(cfg, toBuild, slot);
+    for (const name of cfg.corpora) slot.update({ name, state: 'opening' });
     return observed(await openRetriever(withEncoderMetrics(cfg, metrics)), metrics);
   };
   if (cfg.transport === 'stdio') {
-    const retriever = await open();
+    if (toBuild.length === 0) {
+      // nothing to build: open first, so a missing or damaged index stops the process with its message
+      slot.set(await open());
+    } else {
+      // a first run: answer initialize and tools/list at once, build in the background
+      void open().then(
+        (r) => slot.set(r),
+        (err: Error) => {
+          cfg.log.error(`first-run build failed: ${describeError(err)}`);
+          slot.fail(err);
+        },
+      );
+    }
     const { serveStdio } = await import('../server/transports/stdio/serve-stdio.js');
     const admission = new Admission(cfg.http.admission);
     // stdio has one client: it is slowed by backpressure (requests held in the transport), never refused
     const maxPending = Math.min(STDIO_MAX_PENDING, cfg.http.admission.maxInFlight);
-    await serveStdio(retriever, cfg.maxBatchQueries, (work) => admission.run(work), cfg.log, maxPending);
+    await serveStdio(slot, cfg.maxBatchQueries, (work) => admission.run(work), cfg.log, maxPending);
     return;
   }
   const { serveHttp } = await import('../server/transports/http/serve-http.js');
@@ -62,27 +79,57 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     metrics,
     log: cfg.log,
     drainMs: cfg.http.drainMs,
+    slot,
     load: open,
   });
 }
 
 /**
- * First run of a preset: builds its index (progress on stderr) before serving.
- * A missing non-preset index, or --no-build, is an error naming the command.
+ * The presets whose index a first run must build. A missing preset with
+ * --no-build is an error naming the command; a missing non-preset index is
+ * left to openCorpus, which explains how to build it.
  */
-async function ensureIndexes(cfg: ServeConfig): Promise<void> {
+function missingPresets(cfg: ServeConfig): string[] {
+  const out: string[] = [];
   for (const name of cfg.corpora) {
     if (existsSync(join(cfg.indexDir, name, INDEX_FILES.manifest))) continue;
-    if (!getPreset(name)) continue; // openCorpus explains how to build it
-    const cmd = `build-index --corpus ${name}${cfg.indexDir !== 'indexes' ? ` --index-dir ${cfg.indexDir}` : ''}`;
+    if (!getPreset(name)) continue;
     if (!cfg.ensureCorpus) {
       throw new RetrieverError(
         'INDEX_MISSING',
-        `corpus ${name} is not built yet: run \`${cmd}\`, or start without --no-build to build it now`,
+        `corpus ${name} is not built yet: run \`${buildCommand(cfg, name)}\`, or start without --no-build to build it now`,
       );
     }
-    cfg.log.info(`corpus ${name} is not built yet: building it now (${cmd}); this runs once`);
-    await cfg.ensureCorpus(name);
+    out.push(name);
+  }
+  return out;
+}
+
+function buildCommand(cfg: ServeConfig, name: string): string {
+  return `retriever-mcp build --corpus ${name}${cfg.indexDir !== 'indexes' ? ` --index-dir ${cfg.indexDir}` : ''}`;
+}
+
+/** Builds the first run's presets one after another, reporting each progress bar's state into the slot. */
+async function buildWithProgress(cfg: ServeConfig, names: string[], slot: RetrieverSlot): Promise<void> {
+  const ensure = cfg.ensureCorpus as (name: string) => Promise<void>;
+  for (const name of names) slot.update({ name, state: 'building', phase: 'starting' });
+  for (const name of names) {
+    cfg.log.info(`corpus ${name} is not built yet: building it now (${buildCommand(cfg, name)}); this runs once`);
+    const stop = watchProgress((e) =>
+      slot.update({
+        name,
+        state: 'building',
+        phase: e.label,
+        ...(e.total ? { percent: Math.min(100, (100 * e.done) / e.total) } : {}),
+        ...(e.etaSeconds !== undefined ? { eta_seconds: Math.round(e.etaSeconds) } : {}),
+      }),
+    );
+    try {
+      await ensure(name);
+    } finally {
+      stop();
+    }
+    slot.update({ name, state: 'opening' });
   }
 }
 

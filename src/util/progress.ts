@@ -22,6 +22,28 @@ export interface Progress {
   finish(message?: string): void;
 }
 
+/** A progress bar's state, as listeners of `watchProgress` receive it. */
+export interface ProgressEvent {
+  label: string;
+  done: number;
+  total?: number;
+  /** Seconds left at the current rate, when the total is known and work has started. */
+  etaSeconds?: number;
+  finished: boolean;
+}
+
+const watchers = new Set<(e: ProgressEvent) => void>();
+
+/**
+ * Calls `listener` with every progress bar's updates in this process (at most
+ * every 250 ms per bar, and on finish), e.g. so a server can report a first-run
+ * build's state while it runs. Returns the function that stops it.
+ */
+export function watchProgress(listener: (e: ProgressEvent) => void): () => void {
+  watchers.add(listener);
+  return () => watchers.delete(listener);
+}
+
 export function createProgress(opts: ProgressOptions): Progress {
   const stream = opts.stream ?? process.stderr;
   const enabled = opts.enabled ?? true;
@@ -56,7 +78,22 @@ export function createProgress(opts: ProgressOptions): Progress {
     return parts.join('  ');
   };
 
+  let lastEmit = 0;
+  const emit = (final: boolean): void => {
+    if (watchers.size === 0) return;
+    const now = performance.now();
+    if (!final && now - lastEmit < 250) return;
+    lastEmit = now;
+    const secs = (now - start) / 1000;
+    const rate = secs > 0 ? (done - initial) / secs : 0;
+    const e: ProgressEvent = { label: opts.label, done, finished: final };
+    if (opts.total !== undefined) e.total = opts.total;
+    if (!final && opts.total && rate > 0) e.etaSeconds = Math.max(0, (opts.total - done) / rate);
+    for (const w of watchers) w(e);
+  };
+
   const draw = (final: boolean): void => {
+    emit(final);
     if (!enabled) return;
     const now = performance.now();
     if (!final && now - lastDraw < interval) return;

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { TINY_MODEL } from '../helpers/encoder.js';
 import { startHubServer, type HubServer } from '../helpers/hub-server.js';
 import { connectStdio, runBinAsync, type ToolText } from '../helpers/mcp.js';
@@ -45,6 +46,21 @@ afterAll(async () => {
 
 const env = (): NodeJS.ProcessEnv => ({ HF_ENDPOINT: hub.url, HF_HOME: join(tmp.dir, 'hf-home') });
 
+type Status = { name: string; status: { state: string; phase?: string; percent?: number; eta_seconds?: number } };
+
+/** Polls list_corpora until every corpus is ready (a first run builds in the background). */
+async function untilReady(client: Client, timeoutMs = 120_000): Promise<Status[]> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const lc = (await client.callTool({ name: 'list_corpora', arguments: {} })) as ToolText;
+    const corpora = (lc.structuredContent as { corpora: Status[] }).corpora;
+    if (corpora.every((c) => c.status.state === 'ready')) return corpora;
+    if (corpora.some((c) => c.status.state === 'failed')) throw new Error(JSON.stringify(corpora));
+    if (Date.now() > until) throw new Error(`not ready after ${timeoutMs} ms: ${JSON.stringify(corpora)}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
 describe.skipIf(!HAS_SHARED)('corpus presets through a local hub mirror', () => {
   it('build-index --corpus graphrag-medical downloads, chunks at 500 tokens and builds both arms', async () => {
     const r = await runBinAsync(
@@ -63,6 +79,7 @@ describe.skipIf(!HAS_SHARED)('corpus presets through a local hub mirror', () => 
   it('retriever-mcp --corpus multihop builds the missing index on first run, then serves it with filters', async () => {
     const s = await connectStdio(['--corpus', 'multihop', '--index-dir', indexDir, '--cache-dir', cache], env());
     try {
+      await untilReady(s.client);
       expect(s.stderr()).toMatch(/corpus multihop is not built yet: building it now/);
       const r = (await s.client.callTool({
         name: 'search',
@@ -114,4 +131,61 @@ describe.skipIf(!HAS_SHARED)('corpus presets through a local hub mirror', () => 
     const all = out.rows.find((x) => x.type === 'all');
     expect(all?.metrics['R@10']).toBeGreaterThan(0.5);
   });
+});
+
+describe.skipIf(!HAS_SHARED)('a first run that takes minutes does not block initialize', () => {
+  let slowHub: HubServer;
+  beforeAll(async () => {
+    slowHub = await startHubServer({
+      repos: [
+        { repoType: 'model', repo: 'Xenova/e5-base-v2', dir: TINY_MODEL },
+        {
+          repoType: 'dataset',
+          repo: 'yixuantt/MultiHopRAG',
+          dir: sharedPath('data/multihop-rag'),
+          files: { 'corpus.json': 'corpus.surrogate.json' },
+        },
+      ],
+      // the corpus download alone takes 30 s
+      slowMs: { 'corpus.json': 30_000 },
+    });
+  });
+  afterAll(async () => slowHub?.close());
+
+  it('answers initialize at once, reports the build, refuses searches with its state, then serves', async () => {
+    const dir = join(tmp.dir, 'slow');
+    const started = Date.now();
+    const s = await connectStdio(
+      ['--corpus', 'multihop', '--index-dir', join(dir, 'indexes'), '--cache-dir', join(dir, 'cache')],
+      {
+        HF_ENDPOINT: slowHub.url,
+        HF_HOME: join(dir, 'hf-home'),
+      },
+    );
+    try {
+      // connectStdio returns after initialize
+      expect(Date.now() - started).toBeLessThan(2000);
+      const { tools } = await s.client.listTools();
+      expect(tools.map((t) => t.name)).toContain('search');
+      await new Promise((r) => setTimeout(r, 3000));
+      const lc = (await s.client.callTool({ name: 'list_corpora', arguments: {} })) as ToolText;
+      const [c] = (lc.structuredContent as { corpora: Status[] }).corpora;
+      expect(c?.status.state).toBe('building');
+      expect(c?.status.phase).toMatch(/corpus\.json|download/i);
+      // (the progress notification a client can ask for is checked in test/unit/server/retriever-slot.test.ts)
+      const r = (await s.client.callTool({ name: 'search', arguments: { query: 'chip' } })) as ToolText;
+      expect(r.isError).toBe(true);
+      expect(r.content?.[0]?.text).toMatch(/not ready yet: corpus multihop is building \(first run\)/);
+      const ready = await untilReady(s.client, 180_000);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(30_000);
+      expect(ready[0]?.status.state).toBe('ready');
+      const ok = (await s.client.callTool({
+        name: 'search',
+        arguments: { query: 'Sam Bankman-Fried trial' },
+      })) as ToolText;
+      expect(ok.isError).toBeFalsy();
+    } finally {
+      await s.close();
+    }
+  }, 240_000);
 });

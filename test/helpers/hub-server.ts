@@ -28,6 +28,8 @@ export interface HubServerOptions {
   /** Hub paths served with one flipped byte. */
   corrupt?: string[];
   token?: string;
+  /** Hub paths whose downloads trickle out over this many milliseconds (a slow first run). */
+  slowMs?: Record<string, number>;
 }
 
 export interface HubServer {
@@ -81,6 +83,22 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
       return;
     }
     const slice = data.subarray(start);
+    const slow = opts.slowMs?.[hubPath];
+    if (req.method === 'GET' && slow !== undefined) {
+      // twenty pieces, evenly spaced over `slow` ms
+      const piece = Math.ceil(slice.length / 20);
+      let at = 0;
+      const timer = setInterval(() => {
+        if (res.destroyed) return void clearInterval(timer);
+        res.write(slice.subarray(at, at + piece));
+        at += piece;
+        if (at >= slice.length) {
+          clearInterval(timer);
+          res.end();
+        }
+      }, slow / 20);
+      return;
+    }
     if (req.method === 'GET' && cut.has(hubPath) && start === 0) {
       cut.delete(hubPath);
       res.write(slice.subarray(0, slice.length >> 1), () => res.destroy());

@@ -1,4 +1,5 @@
 import type { AddressInfo } from 'node:net';
+import { RetrieverSlot } from '../../src/server/mcp/retriever-slot.js';
 import { TEST_ANN } from '../helpers/ann.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,6 +80,7 @@ beforeAll(async () => {
     maxBatchQueries: 256,
     metrics,
     log: silentLogger,
+    slot: new RetrieverSlot(retriever.opts, ['c']),
   });
   app.attach(retriever);
   closeMcp = async () => app.mcp()?.closeAll();

@@ -1,5 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Retriever } from '../../search/retriever.js';
+import { RetrieverSlot } from './retriever-slot.js';
 import { TOOL_VERSION } from '../../version.js';
 import { registerBatchSearch } from './tools/batch-search.js';
 import { registerFetch } from './tools/fetch.js';
@@ -8,14 +9,15 @@ import { registerSearch } from './tools/search.js';
 import type { Guard } from './tool-context.js';
 
 export interface ServerOptions {
-  retriever: Retriever;
+  /** An open retriever, or a slot a background first-run build fills. */
+  retriever: Retriever | RetrieverSlot;
   maxBatchQueries: number;
   /** Admission control and deadlines around retrieval; none by default. */
   guard?: Guard;
 }
 
 /**
- * A fresh MCP server bound to an already-open retriever. Cheap enough to make
+ * A fresh MCP server bound to a retriever (or the slot one will fill). Cheap enough to make
  * one per stateless HTTP request; the retriever (indexes, encoder) is shared.
  */
 export function createServer(opts: ServerOptions): { server: McpServer; close: () => Promise<void> } {
@@ -29,7 +31,7 @@ export function createServer(opts: ServerOptions): { server: McpServer; close: (
   );
   const ctx = {
     server,
-    retriever: opts.retriever,
+    slot: opts.retriever instanceof RetrieverSlot ? opts.retriever : RetrieverSlot.of(opts.retriever),
     maxBatchQueries: opts.maxBatchQueries,
     guard: opts.guard ?? (<T>(work: () => Promise<T>) => work()),
   };

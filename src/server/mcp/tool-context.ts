@@ -1,12 +1,13 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { Retriever } from '../../search/retriever.js';
+import type { RetrieverSlot } from './retriever-slot.js';
 
 /** Runs retrieval work under admission control and a deadline. */
 export type Guard = <T>(work: () => Promise<T>) => Promise<T>;
 
 export interface ToolContext {
   server: McpServer;
-  retriever: Retriever;
+  /** The retriever, once its corpora are open (a first run builds them in the background). */
+  slot: RetrieverSlot;
   maxBatchQueries: number;
   guard: Guard;
 }

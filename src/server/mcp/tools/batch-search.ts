@@ -4,11 +4,11 @@ import { formatHit } from '../format.js';
 import { noMatches } from './search.js';
 import { filterSchema, hitSchema, modeSchema, querySchema, topKSchema } from '../schemas.js';
 import { SEARCH_MODES } from '../../../search/types.js';
-import { describeCorpora, toHitOut } from './search.js';
+import { describeCorpora, readySlot, toHitOut } from './search.js';
 
 export function registerBatchSearch(ctx: ToolContext): void {
-  const { server, retriever } = ctx;
-  const o = retriever.opts;
+  const { server, slot } = ctx;
+  const o = slot.opts;
   server.registerTool(
     'batch_search',
     {
@@ -30,7 +30,8 @@ export function registerBatchSearch(ctx: ToolContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async (args) => {
+    async (args, extra) => {
+      const retriever = await readySlot(ctx, extra);
       const res = await ctx.guard(() =>
         retriever.searchMany(args.queries, {
           topK: args.top_k,

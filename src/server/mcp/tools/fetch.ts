@@ -6,7 +6,7 @@ import { chunkSchema } from '../schemas.js';
 import type { ToolContext } from '../tool-context.js';
 
 export function registerFetch(ctx: ToolContext): void {
-  const { server, retriever } = ctx;
+  const { server, slot } = ctx;
   server.registerTool(
     'fetch',
     {
@@ -32,7 +32,7 @@ export function registerFetch(ctx: ToolContext): void {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) => {
-      const res = fetchChunks(retriever, args);
+      const res = fetchChunks(slot.get(), args);
       const text = [
         ...res.chunks.map(formatChunk),
         ...(res.missing.length > 0 ? [`Not found: ${res.missing.join(', ')}`] : []),

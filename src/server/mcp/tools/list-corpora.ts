@@ -1,42 +1,64 @@
 import { z } from 'zod';
 import { SEARCH_MODES } from '../../../search/types.js';
 import type { Facets } from '../../../store/chunk-store.js';
+import { describeState } from '../retriever-slot.js';
 import type { ToolContext } from '../tool-context.js';
 
 export function registerListCorpora(ctx: ToolContext): void {
-  const { server, retriever } = ctx;
+  const { server, slot } = ctx;
   server.registerTool(
     'list_corpora',
     {
       title: 'List the corpora',
       description:
-        'List the corpora this server searches, with their sizes, search modes, encoder and build date, and what a search filter can select in each: sources and categories with document counts, and the range of publication dates.',
+        'List the corpora this server searches, with their sizes, search modes, encoder and build date, and what a search filter can select in each: sources and categories with document counts, and the range of publication dates. ' +
+        'While a first run builds a corpus, its status says the phase, percent done and ETA.',
       inputSchema: {},
       outputSchema: {
         corpora: z.array(
           z.object({
             name: z.string(),
-            format: z.string(),
-            documents: z.number().int(),
-            chunks: z.number().int(),
-            modes: z.array(z.enum(SEARCH_MODES)),
-            default_mode: z.enum(SEARCH_MODES),
-            encoder: z.string().nullable(),
-            built_at: z.string(),
-            index_bytes: z.number().int(),
-            facets: z.object({
-              sources: z.array(facetValue()),
-              categories: z.array(facetValue()),
-              published: z.object({ first: z.string(), last: z.string() }).nullable(),
+            status: z.object({
+              state: z.enum(['building', 'opening', 'ready', 'failed']),
+              phase: z.string().optional(),
+              percent: z.number().optional(),
+              eta_seconds: z.number().optional(),
+              error: z.string().optional(),
             }),
+            // the rest is known once the corpus is ready
+            format: z.string().optional(),
+            documents: z.number().int().optional(),
+            chunks: z.number().int().optional(),
+            modes: z.array(z.enum(SEARCH_MODES)).optional(),
+            default_mode: z.enum(SEARCH_MODES).optional(),
+            encoder: z.string().nullable().optional(),
+            built_at: z.string().optional(),
+            index_bytes: z.number().int().optional(),
+            facets: z
+              .object({
+                sources: z.array(facetValue()),
+                categories: z.array(facetValue()),
+                published: z.object({ first: z.string(), last: z.string() }).nullable(),
+              })
+              .optional(),
           }),
         ),
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async () => {
+      const retriever = slot.current();
+      if (!retriever) {
+        const corpora = slot.list().map(({ name, ...status }) => ({ name, status }));
+        const text = slot
+          .list()
+          .map((s) => describeState(s))
+          .join('\n');
+        return { content: [{ type: 'text' as const, text }], structuredContent: { corpora } };
+      }
       const corpora = retriever.corpora.map((c) => ({
         name: c.name,
+        status: { state: 'ready' as const },
         format: c.manifest.corpus.format,
         documents: c.manifest.corpus.documents,
         chunks: c.manifest.corpus.chunks,

@@ -1,12 +1,14 @@
 import { z } from 'zod';
+import type { Retriever } from '../../../search/retriever.js';
+import { describeState } from '../retriever-slot.js';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
 import { FILTER_HELP, filterSchema, modeSchema, querySchema, searchResultShape, topKSchema } from '../schemas.js';
 import type { SearchHit, SearchResult } from '../../../search/types.js';
 
 export function registerSearch(ctx: ToolContext): void {
-  const { server, retriever } = ctx;
-  const o = retriever.opts;
+  const { server, slot } = ctx;
+  const o = slot.opts;
   server.registerTool(
     'search',
     {
@@ -21,12 +23,13 @@ export function registerSearch(ctx: ToolContext): void {
         top_k: topKSchema(o.maxTopK).optional(),
         mode: modeSchema.optional(),
         filter: filterSchema.optional(),
-        corpus: z.string().optional().describe(`which corpus (default ${retriever.defaultCorpus.name})`),
+        corpus: z.string().optional().describe(`which corpus (default ${slot.names[0]})`),
       },
       outputSchema: searchResultShape,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async (args) => {
+    async (args, extra) => {
+      const retriever = await readySlot(ctx, extra);
       const res = await ctx.guard(() =>
         retriever.search({
           query: args.query,
@@ -63,5 +66,44 @@ export function toHitOut(h: SearchHit): Omit<SearchHit, 'contents'> {
 }
 
 export function describeCorpora(ctx: ToolContext): string {
-  return ctx.retriever.corpora.map((c) => `"${c.name}" (${c.manifest.corpus.chunks} passages)`).join(', ');
+  const r = ctx.slot.current();
+  if (!r) return ctx.slot.names.map((n) => `"${n}"`).join(', ');
+  return r.corpora.map((c) => `"${c.name}" (${c.manifest.corpus.chunks} passages)`).join(', ');
+}
+
+/**
+ * The retriever, or (while a first run builds) a NOT_READY error naming each
+ * corpus's phase, percent and ETA; a client that sent a progress token gets
+ * the build's progress as a notification first.
+ */
+export async function readySlot(ctx: ToolContext, extra: ToolExtra): Promise<Retriever> {
+  if (ctx.slot.ready) return ctx.slot.get();
+  const token = extra._meta?.progressToken;
+  if (token !== undefined) {
+    const building = ctx.slot.list().find((s) => s.state === 'building');
+    await extra
+      .sendNotification({
+        method: 'notifications/progress',
+        params: {
+          progressToken: token,
+          progress: building?.percent ?? 0,
+          total: 100,
+          message: building ? describeState(building) : 'opening the corpora',
+        },
+      })
+      .catch(() => undefined);
+    // the SDK's client handles a notification a microtask after it reads it but a response at once,
+    // so a notification and the response read in one chunk would lose the notification: let it go first
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return ctx.slot.get();
+}
+
+/** What a tool handler receives besides its arguments (the part used here). */
+export interface ToolExtra {
+  _meta?: { progressToken?: string | number };
+  sendNotification: (n: {
+    method: 'notifications/progress';
+    params: { progressToken: string | number; progress: number; total: number; message: string };
+  }) => Promise<void>;
 }

@@ -3,6 +3,7 @@ import type { Retriever } from '../../../search/retriever.js';
 import type { Logger } from '../../../util/log.js';
 import { Admission, type AdmissionOptions } from '../../admission.js';
 import { createServer } from '../../mcp/create-server.js';
+import { describeState, type RetrieverSlot } from '../../mcp/retriever-slot.js';
 import type { ConnectionStats } from './connections.js';
 import { createHttpServer, type HttpOptions } from './router.js';
 import { McpHttp, type McpHttpOptions } from './mcp-http.js';
@@ -19,6 +20,8 @@ export interface HttpAppOptions {
   maxBatchQueries: number;
   metrics: ServerMetrics;
   log: Logger;
+  /** The retriever to come: MCP sessions start on it at once, and answer "not ready" until it is filled. */
+  slot: RetrieverSlot;
 }
 
 export interface HttpApp {
@@ -38,12 +41,19 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   const admission = new Admission(opts.admission, (n) => opts.metrics.inFlight.set(n));
   const guard = <T>(work: () => Promise<T>): Promise<T> => admission.run(work);
   let retriever: Retriever | undefined;
-  let mcp: McpHttp | undefined;
+  // MCP is up from the start, so a first run's initialize and tools/list are answered during the build
+  const mcp = new McpHttp(
+    () => createServer({ retriever: opts.slot, maxBatchQueries: opts.maxBatchQueries, guard }).server,
+    opts.mcp,
+    opts.log,
+    opts.admission.deadlineMs + STATELESS_ANSWER_MARGIN_MS,
+  );
   let rest: RestContext | undefined;
   let draining = false;
   const { server, connections } = createHttpServer(
     {
       retriever: () => retriever,
+      readiness: () => (opts.slot.ready ? 'ready' : opts.slot.list().map(describeState).join('; ')),
       mcp: () => mcp,
       rest: () => rest,
       admission,
@@ -55,8 +65,8 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   );
   opts.metrics.connections.collect = () => [[{}, connections.open]];
   opts.metrics.evictedConnections.source = () => connections.evicted;
-  opts.metrics.sessions.collect = () => [[{}, mcp?.sessionCount ?? 0]];
-  opts.metrics.statelessPending.collect = () => [[{}, mcp?.statelessPending ?? 0]];
+  opts.metrics.sessions.collect = () => [[{}, mcp.sessionCount]];
+  opts.metrics.statelessPending.collect = () => [[{}, mcp.statelessPending]];
   return {
     server,
     admission,
@@ -68,12 +78,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     retriever: () => retriever,
     attach(r: Retriever) {
       rest = { retriever: r, guard, maxBatchQueries: opts.maxBatchQueries };
-      mcp = new McpHttp(
-        () => createServer({ retriever: r, maxBatchQueries: opts.maxBatchQueries, guard }).server,
-        opts.mcp,
-        opts.log,
-        opts.admission.deadlineMs + STATELESS_ANSWER_MARGIN_MS,
-      );
+      opts.slot.set(r);
       retriever = r;
     },
   };

@@ -46,6 +46,8 @@ export interface HttpOptions {
 /** What the router needs; `retriever` is undefined until indexes are loaded and warm. */
 export interface RouterContext {
   retriever(): Retriever | undefined;
+  /** What is not ready yet, for 503 messages (each corpus's build phase, percent and ETA). */
+  readiness(): string;
   mcp(): McpHttp | undefined;
   rest(): RestContext | undefined;
   admission: Admission;
@@ -291,10 +293,11 @@ function admissionRefusal(app: RouterContext, path: string): { code: string; mes
   }
   if (app.draining())
     return { code: 'SHUTTING_DOWN', message: 'the server is shutting down: retry on another instance' };
-  if (!app.retriever()) {
+  // MCP answers initialize, tools/list and list_corpora while a first run builds; its searches say "not ready"
+  if (!app.retriever() && !(MCP_ROUTES.has(path) && app.mcp())) {
     return {
       code: 'NOT_READY',
-      message: 'the server is still loading indexes and warming the encoder; retry shortly',
+      message: `the server is still loading indexes and warming the encoder (${app.readiness()}); retry shortly`,
     };
   }
   if (path !== '/ready' && app.admission.inFlight >= app.admission.opts.maxInFlight) {

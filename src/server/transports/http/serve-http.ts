@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { Retriever } from '../../../search/retriever.js';
+import type { RetrieverSlot } from '../../mcp/retriever-slot.js';
 import { describeError } from '../../../errors.js';
 import { createHttpApp, type HttpAppOptions } from './http-app.js';
 
@@ -11,6 +12,8 @@ export interface ServeHttpOptions extends HttpAppOptions {
   port: number;
   /** Opens indexes and encoders; runs after the port is open so /health answers during load. */
   load: () => Promise<Retriever>;
+  /** Filled by the loaded retriever; MCP answers initialize and tools/list from it before that. */
+  slot: RetrieverSlot;
   /** How long SIGTERM waits for in-flight requests, ms. */
   drainMs: number;
 }
@@ -44,6 +47,7 @@ export async function serveHttp(opts: ServeHttpOptions): Promise<void> {
       opts.log.info(`ready (warm-up ${((performance.now() - t0) / 1000).toFixed(1)}s)`);
     }
   } catch (err) {
+    opts.slot.fail(err as Error);
     server.close();
     server.closeAllConnections();
     throw err;

@@ -1,4 +1,4 @@
-import type { Retriever } from '../../../search/retriever.js';
+import type { RetrieverSlot } from '../../mcp/retriever-slot.js';
 import type { Logger } from '../../../util/log.js';
 import { createServer } from '../../mcp/create-server.js';
 import { StdioTransport } from './stdio-transport.js';
@@ -9,13 +9,13 @@ const MAX_LINE_BYTES = 10 * 2 ** 20;
 
 /** Serves MCP over stdin/stdout until stdin closes or a signal arrives. */
 export async function serveStdio(
-  retriever: Retriever,
+  slot: RetrieverSlot,
   maxBatchQueries: number,
   guard: Guard,
   log: Logger,
   maxPending: number,
 ): Promise<void> {
-  const { server, close } = createServer({ retriever, maxBatchQueries, guard });
+  const { server, close } = createServer({ retriever: slot, maxBatchQueries, guard });
   const transport = new StdioTransport(process.stdin, process.stdout, {
     maxLineBytes: MAX_LINE_BYTES,
     maxPending,
@@ -27,7 +27,7 @@ export async function serveStdio(
     closing = true;
     log.info(`shutting down (${why})`);
     await close();
-    await retriever.close();
+    await slot.current()?.close();
   };
   await new Promise<void>((resolve) => {
     const done = (why: string) => () => void shutdown(why).then(resolve);
@@ -36,7 +36,9 @@ export async function serveStdio(
     process.once('SIGTERM', done('SIGTERM'));
     transport.onclose = done('transport closed');
     void server.connect(transport).then(() => {
-      log.info(`serving ${retriever.corpora.map((c) => c.name).join(', ')} over stdio`);
+      log.info(
+        `serving ${slot.names.join(', ')} over stdio${slot.ready ? '' : ' (tools answer "not ready" until the first-run build ends)'}`,
+      );
     });
   });
 }

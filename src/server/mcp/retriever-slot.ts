@@ -1,0 +1,105 @@
+import { RetrieverError } from '../../errors.js';
+import type { Retriever, RetrieverOptions } from '../../search/retriever.js';
+import { formatDuration } from '../../util/progress.js';
+
+/** Where a corpus stands before it can be searched. */
+export interface CorpusState {
+  name: string;
+  state: 'building' | 'opening' | 'ready' | 'failed';
+  /** What the build is doing now, e.g. "ingest multihop" or "embed multihop". */
+  phase?: string;
+  /** 0–100 within the phase. */
+  percent?: number;
+  eta_seconds?: number;
+  error?: string;
+}
+
+/**
+ * The retriever the tools serve, or the facts about why there is none yet.
+ * A first run that must download and build answers MCP `initialize` and
+ * `tools/list` at once: the server starts with an empty slot, the build runs
+ * in the background, and `set` fills the slot when the corpora are open.
+ * Until then `get` throws NOT_READY naming each corpus's phase, percent and
+ * ETA, so a `search` is an error an agent can read, not a hang.
+ */
+export class RetrieverSlot {
+  private retriever: Retriever | undefined;
+  private failure: Error | undefined;
+  private readonly states = new Map<string, CorpusState>();
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(
+    /** The options the retriever will have: the tools' limits and defaults are known before it opens. */
+    readonly opts: RetrieverOptions,
+    readonly names: readonly string[],
+  ) {
+    for (const name of names) this.states.set(name, { name, state: 'opening' });
+  }
+
+  /** A slot that is ready at once (indexes already built). */
+  static of(retriever: Retriever): RetrieverSlot {
+    const slot = new RetrieverSlot(
+      retriever.opts,
+      retriever.corpora.map((c) => c.name),
+    );
+    slot.set(retriever);
+    return slot;
+  }
+
+  get ready(): boolean {
+    return this.retriever !== undefined;
+  }
+
+  /** The retriever, or a NOT_READY error with each unready corpus's state. */
+  get(): Retriever {
+    if (this.retriever) return this.retriever;
+    if (this.failure) throw new RetrieverError('NOT_READY', `the corpora could not be opened: ${this.failure.message}`);
+    const parts = this.list()
+      .filter((s) => s.state !== 'ready')
+      .map(describeState);
+    throw new RetrieverError(
+      'NOT_READY',
+      `not ready yet: ${parts.join('; ')}. Try again later (list_corpora shows progress)`,
+    );
+  }
+
+  current(): Retriever | undefined {
+    return this.retriever;
+  }
+
+  list(): CorpusState[] {
+    return [...this.states.values()];
+  }
+
+  update(state: CorpusState): void {
+    this.states.set(state.name, state);
+  }
+
+  set(retriever: Retriever): void {
+    this.retriever = retriever;
+    for (const name of this.names) this.states.set(name, { name, state: 'ready' });
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  fail(err: Error): void {
+    this.failure = err;
+    for (const s of this.states.values()) {
+      if (s.state !== 'ready') this.states.set(s.name, { name: s.name, state: 'failed', error: err.message });
+    }
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** Resolves once the slot is filled or has failed. */
+  settled(): Promise<void> {
+    if (this.retriever || this.failure) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+export function describeState(s: CorpusState): string {
+  if (s.state === 'failed') return `corpus ${s.name} failed: ${s.error ?? 'unknown error'}`;
+  if (s.state !== 'building') return `corpus ${s.name} is ${s.state}`;
+  const pct = s.percent !== undefined ? ` ${s.percent.toFixed(0)}% done` : '';
+  const eta = s.eta_seconds !== undefined ? `, about ${formatDuration(s.eta_seconds)} left` : '';
+  return `corpus ${s.name} is building (first run)${s.phase ? `: ${s.phase}` : ''}${pct}${eta}`;
+}
