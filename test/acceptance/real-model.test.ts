@@ -60,9 +60,9 @@ describe.skipIf(!HAS_SHARED)('a real model from PyPI (all-MiniLM-L6-v2 int8) on 
     ).rows;
     const all = (mode: string): Record<string, number> =>
       rows.find((x) => x.mode === mode && x.type === 'all')?.metrics ?? {};
-    expect(all('dense')['R@5']).toBeGreaterThanOrEqual(0.6);
-    expect(all('dense')['R@10']).toBeGreaterThanOrEqual(0.68);
-    expect(all('hybrid')['R@5']).toBeGreaterThanOrEqual(0.66);
+    expect(all('dense')['R@5']).toBeGreaterThanOrEqual(0.62);
+    expect(all('dense')['R@10']).toBeGreaterThanOrEqual(0.7);
+    expect(all('hybrid')['R@5']).toBeGreaterThanOrEqual(0.67);
     expect(all('hybrid')['R@10']).toBeGreaterThanOrEqual(0.75);
     // fusion must not lose to either arm here
     expect(all('hybrid')['R@5']).toBeGreaterThanOrEqual(Math.max(all('bm25')['R@5'] ?? 1, all('dense')['R@5'] ?? 1));
