@@ -174,7 +174,51 @@ export function renderQuality(results: Record<string, Result>): string {
     }
     out.push('');
   }
+  const common = commonFusion(results);
+  if (common) out.push(common);
   return out.length > 0 ? out.join('\n').trim() : '_No real-model results yet: run `node dist/bench/quality-real.js`._';
+}
+
+interface GridPoint {
+  k: number;
+  denseWeight: number;
+  depth: number;
+  tune: number;
+  heldOut: number;
+}
+
+/**
+ * One fusion setting for every model and data set: the grid point with the
+ * best mean objective over all of them on the tuning halves, then its
+ * held-out score beside the default's (RRF k 60, equal weights, pools of 100).
+ */
+function commonFusion(results: Record<string, Result>): string | undefined {
+  const sets = qualityResults(results).flatMap(([, r]) =>
+    ((r['datasets'] as Array<QualityDataset & { grid?: GridPoint[] }>) ?? [])
+      .filter((d) => Array.isArray(d.grid) && d.grid.length > 0)
+      .map((d) => ({ model: String(r['model']), d, grid: d.grid as GridPoint[] })),
+  );
+  if (sets.length === 0) return undefined;
+  const key = (g: Pick<GridPoint, 'k' | 'denseWeight' | 'depth'>): string => `${g.k}/${g.denseWeight}/${g.depth}`;
+  const mean = new Map<string, number>();
+  for (const s of sets) for (const g of s.grid) mean.set(key(g), (mean.get(key(g)) ?? 0) + g.tune / sets.length);
+  const [bestKey] = [...mean].sort((a, b) => b[1] - a[1])[0] as [string, number];
+  const [k, w, depth] = bestKey.split('/');
+  const lines = [
+    `**One setting for all**: the grid point with the best mean tuning-half R@5 over every model and data set is RRF k ${k}, dense × ${w}, pools of ${depth}, the product's default since 2026-11-25 (it was k 60, equal weights, pools of 100). Held-out R@5:`,
+    '',
+    '| model | data set | RRF k 60, equal weights, pools of 100 | common setting | BM25 | dense |',
+    '| --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const s of sets) {
+    const point = s.grid.find((g) => key(g) === bestKey);
+    const classic = s.grid.find((g) => key(g) === '60/1/100');
+    const held = (mode: string): QualityRow | undefined => s.d.tuned.heldOut.find((x) => x.mode === mode);
+    lines.push(
+      `| ${s.model} | ${DATASET_NAMES[s.d.dataset] ?? s.d.dataset} | ${classic ? classic.heldOut.toFixed(4) : '—'} | ${point ? point.heldOut.toFixed(4) : '—'} | ${m(held('bm25'), 'R@5')} | ${m(held('dense'), 'R@5')} |`,
+    );
+  }
+  return lines.join('\n');
 }
 
 /** README: R@5 per arm, one model per column group, each cell one figure. */

@@ -27,15 +27,15 @@ export function openBenchCorpus(
   });
 }
 
-/** A retriever over one corpus with the server's default fusion (100 candidates, RRF k 60), no result cache. */
+/** A retriever over one corpus with the server's default fusion (config.ts DEFAULTS), no result cache. */
 export function benchRetriever(corpus: OpenCorpus, encoder: QueryEncoder, topK: number): Retriever {
   return new Retriever([corpus], new Map([[corpus.name, encoder]]), {
     topK,
     maxTopK: 100,
     maxQueryChars: 8192,
-    candidates: 100,
-    rrfK: 60,
-    weights: { bm25: 1, dense: 1 },
+    candidates: DEFAULTS.candidates,
+    rrfK: DEFAULTS.rrfK,
+    weights: { ...DEFAULTS.weights },
     cacheSize: 0,
   });
 }

@@ -72,6 +72,7 @@ for (const model of models) {
   await encoder.close();
   writeFileSync(join(work, 'prefixed.jsonl'), prefixed.map((t) => JSON.stringify(t)).join('\n') + '\n');
   const engines = existsSync(join(dir, 'model.safetensors')) ? ['st', 'ort'] : ['ort'];
+  if (engines.includes('st')) ensureSentenceTransformers();
   const refs: Record<string, unknown>[] = [];
   for (const engine of engines) {
     const out = join(work, `${model}-${engine}.f32`);
@@ -135,4 +136,15 @@ for (const model of models) {
     },
     references: refs,
   });
+}
+
+/** sentence-transformers (and torch, a large download) in bench/.venv, installed on first use. */
+function ensureSentenceTransformers(): void {
+  const py = pythonFor({ log });
+  try {
+    execFileSync(py, ['-c', 'import sentence_transformers'], { stdio: 'ignore' });
+  } catch {
+    log('installing sentence-transformers into bench/.venv (torch is a large download)');
+    execFileSync(py, ['-m', 'pip', 'install', '-q', 'sentence-transformers'], { stdio: ['ignore', 2, 2] });
+  }
 }

@@ -99,7 +99,7 @@ async function withRetriever<T>(
       maxQueryChars: 1 << 20,
       candidates: DEFAULTS.candidates,
       rrfK: DEFAULTS.rrfK,
-      weights: { bm25: 1, dense: 1 },
+      weights: { ...DEFAULTS.weights },
       cacheSize: 0,
     },
     encoder: setup.encoder,
