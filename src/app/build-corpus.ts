@@ -3,12 +3,19 @@ import { buildIndex, type BuildSummary, type DensePhase } from '../build/build-i
 import { createDensePhase } from '../build/dense-phase.js';
 import { CHUNK_SIZE_BY_FORMAT, DEFAULTS } from '../config.js';
 import type { CorpusFormat } from '../core/contracts.js';
-import { openEncoder, type EncoderChoice } from '../encoder/load-encoder.js';
+import { modelHubFiles, openEncoder, type EncoderChoice } from '../encoder/load-encoder.js';
 import { RetrieverError } from '../errors.js';
-import type { HubConfig } from '../hub/download.js';
+import { cachedPath, type HubConfig, type HubFile } from '../hub/download.js';
 import type { Bm25Params } from '../index/bm25/scoring.js';
 import { DEFAULT_QUANTIZATION, type AnnQuantization } from '../index/dense/ann.js';
-import { fetchPresetFile, fetchPresetVectors, getPreset, listPresets, type Preset } from '../presets/presets.js';
+import {
+  fetchPresetFile,
+  fetchPresetVectors,
+  getPreset,
+  listPresets,
+  presetHubFile,
+  type Preset,
+} from '../presets/presets.js';
 import type { Logger } from '../util/log.js';
 
 /** The dense arm of a build: which encoder, and how its vectors are indexed. */
@@ -90,6 +97,7 @@ export async function buildCorpus(o: BuildCorpusOptions): Promise<BuildSummary> 
     );
   }
   if (o.input) checkInputFile(o.input, '--input');
+  if (o.hub.offline) checkOffline(o, preset);
   if (o.importVectors && !preset) {
     throw new RetrieverError('BAD_INPUT', '--import-vectors needs --corpus PRESET; use --vectors PATH otherwise');
   }
@@ -182,6 +190,22 @@ function requirePreset(name: string): Preset {
     );
   }
   return p;
+}
+
+/** With --offline, every file the build would download must be cached: name all that are not, at once. */
+function checkOffline(o: BuildCorpusOptions, preset: Preset | undefined): void {
+  const wanted: HubFile[] = [
+    ...(preset && !o.input ? [presetHubFile(preset, 'corpus')].filter((f): f is HubFile => f !== undefined) : []),
+    ...(o.dense && !o.dense.vectors ? modelHubFiles(o.dense.encoder) : []),
+  ];
+  const missing = wanted.filter((f) => !cachedPath(o.hub.cacheDir, f));
+  if (missing.length > 0) {
+    throw new RetrieverError(
+      'DOWNLOAD',
+      `--offline, and ${missing.length} file(s) the build needs are not in the cache ${o.hub.cacheDir}: ` +
+        `${missing.map((f) => `${f.repo}/${f.path}`).join(', ')}; run once without --offline to download them, or pass local files (--input, --model-path)`,
+    );
+  }
 }
 
 /** Fails fast, before any model download, when a file cannot be read. */

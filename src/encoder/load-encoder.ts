@@ -1,6 +1,6 @@
 import { realpathSync, statSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
-import { fetchHubFile, type HubConfig } from '../hub/download.js';
+import { fetchHubFile, type HubConfig, type HubFile } from '../hub/download.js';
 import { hashFile } from '../util/hash-file.js';
 import type { EncoderSource } from '../core/contracts.js';
 import type { Pooling } from './embed-core.js';
@@ -66,6 +66,18 @@ export interface ResolvedModel {
   files: ModelFiles;
   source: EncoderSource;
   sha256: string;
+}
+
+/** The hub files a choice downloads (none for a local directory); the sentence-transformers ones are optional. */
+export function modelHubFiles(choice: EncoderChoice): HubFile[] {
+  if (choice.modelPath) return [];
+  const repo = choice.hubRepo ?? ONNX_CONVERSIONS[choice.model] ?? choice.model;
+  return ['config.json', 'tokenizer.json', variantFile(choice.variant)].map((path) => ({
+    repoType: 'model' as const,
+    repo,
+    revision: choice.revision,
+    path,
+  }));
 }
 
 /** Finds (downloading if needed) the model files for `choice`. */

@@ -78,6 +78,12 @@ function hubFile(ref: HubRef): HubFile {
   return { repoType: ref.repo_type, repo: ref.repo, revision: ref.revision, path: ref.path };
 }
 
+/** The hub file behind a preset's corpus or query file, if it has one. */
+export function presetHubFile(p: Preset, which: 'corpus' | 'queries'): HubFile | undefined {
+  const ref = which === 'corpus' ? p.corpus : p.queries?.file;
+  return ref ? hubFile(ref) : undefined;
+}
+
 /** Downloads (or finds in the cache) a preset's corpus or query file. */
 export async function fetchPresetFile(p: Preset, which: 'corpus' | 'queries', hub: HubConfig): Promise<string> {
   const ref = which === 'corpus' ? p.corpus : p.queries?.file;

@@ -101,6 +101,26 @@ describe.skipIf(!HAS_SHARED)('corpus presets through a local hub mirror', () => 
     await again.close();
   });
 
+  it('--offline names every file the build lacks, in one run', async () => {
+    const r = await runBinAsync(
+      BIN.build,
+      [
+        '--corpus',
+        'multihop',
+        '--index-dir',
+        join(tmp.dir, 'offline'),
+        '--cache-dir',
+        join(tmp.dir, 'empty-cache'),
+        '--offline',
+      ],
+      env(),
+    );
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toMatch(
+      /--offline, and 4 file\(s\) the build needs are not in the cache .*yixuantt\/MultiHopRAG\/corpus\.json, Xenova\/e5-base-v2\/config\.json, Xenova\/e5-base-v2\/tokenizer\.json, Xenova\/e5-base-v2\/onnx\/model\.onnx/,
+    );
+  });
+
   it('eval downloads the preset questions and scores them', async () => {
     const json = join(tmp.dir, 'eval.json');
     const r = await runBinAsync(
