@@ -1,6 +1,8 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { spawn } from 'node:child_process';
+import { Client as McpClient, type Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { TINY_MODEL } from '../helpers/encoder.js';
 import { startHubServer, type HubServer } from '../helpers/hub-server.js';
 import { connectStdio, runBinAsync, type ToolText } from '../helpers/mcp.js';
@@ -206,6 +208,63 @@ describe.skipIf(!HAS_SHARED)('a first run that takes minutes does not block init
       expect(ok.isError).toBeFalsy();
     } finally {
       await s.close();
+    }
+  }, 240_000);
+
+  it('over HTTP: MCP answers during the build while /ready and REST stay 503', async () => {
+    const dir = join(tmp.dir, 'slow-http');
+    const child = spawn(
+      process.execPath,
+      [BIN.server, '--transport', 'http', '--port', '0', '--corpus', 'multihop', '--index-dir', join(dir, 'indexes')],
+      {
+        env: {
+          ...process.env,
+          HF_ENDPOINT: slowHub.url,
+          HF_HOME: join(dir, 'hf-home'),
+          HF_HUB_CACHE: join(dir, 'cache'),
+        },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
+    let err = '';
+    child.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+    try {
+      const url = await new Promise<string>((resolve, reject) => {
+        const t = setTimeout(() => reject(new Error(`no listening line: ${err}`)), 20_000);
+        child.stderr?.on('data', () => {
+          const m = /listening on (http:\/\/\S+)/.exec(err);
+          if (m) {
+            clearTimeout(t);
+            resolve(m[1] as string);
+          }
+        });
+      });
+      const started = Date.now();
+      const client = new McpClient({ name: 'http-first-run', version: '0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect((await client.listTools()).tools.length).toBe(4);
+      const ready = await fetch(`${url}/ready`);
+      expect(ready.status).toBe(503);
+      expect(await ready.text()).toMatch(/corpus multihop is (building|opening)/);
+      const rest = await fetch(`${url}/retrieve`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ queries: ['chip'], topk: 1 }),
+      });
+      expect(rest.status).toBe(503);
+      await untilReady(client, 180_000);
+      for (let i = 0; i < 100 && (await fetch(`${url}/ready`)).status !== 200; i++)
+        await new Promise((r) => setTimeout(r, 200));
+      expect((await fetch(`${url}/ready`)).status).toBe(200);
+      const ok = (await client.callTool({
+        name: 'search',
+        arguments: { query: 'Sam Bankman-Fried trial' },
+      })) as ToolText;
+      expect(ok.isError).toBeFalsy();
+      await client.close();
+    } finally {
+      child.kill('SIGTERM');
     }
   }, 240_000);
 });
