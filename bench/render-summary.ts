@@ -258,6 +258,11 @@ export function renderReadmeQuality(results: Record<string, Result>): string {
   return lines.join('\n');
 }
 
+/** A cosine near 1 as 1 − its distance from 1, so that the digits that differ show. */
+function oneMinus(c: number): string {
+  return c >= 1 ? '1' : `1 − ${(1 - c).toExponential(1)}`;
+}
+
 /** The product's vectors against the Python references, and the encoders' speed in the same run. */
 export function renderNumerics(results: Record<string, Result>): string {
   const entries = Object.entries(results)
@@ -275,7 +280,7 @@ export function renderNumerics(results: Record<string, Result>): string {
       const tps = ref['texts_per_s'] as number;
       const engine = ref['engine'] === 'st' ? 'sentence-transformers' : 'tokenizers + onnxruntime (Python)';
       lines.push(
-        `| ${String(r['model'])} | ${engine} | ${cos.min.toFixed(6)} | ${cos.mean.toFixed(6)} | ${tps.toFixed(1)} | ${ours.texts_per_s.toFixed(1)} | ${(ours.texts_per_s / tps).toFixed(2)} | ${(ref['query_p50_ms'] as number).toFixed(2)} | ${ours.query_p50_ms.toFixed(2)} | ${(r.date ?? '').slice(0, 10)} at ${r.commit ?? 'unknown'}, [json](bench/results/${name}.json) |`,
+        `| ${String(r['model'])} | ${engine} | ${oneMinus(cos.min)} | ${oneMinus(cos.mean)} | ${tps.toFixed(1)} | ${ours.texts_per_s.toFixed(1)} | ${(ours.texts_per_s / tps).toFixed(2)} | ${(ref['query_p50_ms'] as number).toFixed(2)} | ${ours.query_p50_ms.toFixed(2)} | ${(r.date ?? '').slice(0, 10)} at ${r.commit ?? 'unknown'}, [json](bench/results/${name}.json) |`,
       );
     }
   }
