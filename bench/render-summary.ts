@@ -115,6 +115,7 @@ const BLOCKS: Array<{ file: string; name: string; render: () => string }> = [
   { file: 'BENCHMARKS.md', name: 'summary', render: () => renderSummary(results) },
   { file: 'BENCHMARKS.md', name: 'quality', render: () => renderQuality(results) },
   { file: 'BENCHMARKS.md', name: 'numerics', render: () => renderNumerics(results) },
+  { file: 'BENCHMARKS.md', name: 'bm25-real', render: () => renderBm25Real(results) },
   { file: 'README.md', name: 'quality', render: () => renderReadmeQuality(results) },
 ];
 
@@ -318,3 +319,35 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+type KStats = Record<string, { p50_ms: number; p99_ms: number; qps: number }>;
+
+/** BM25 on real Wikipedia text against bm25s and tantivy, one thread, one query at a time. */
+export function renderBm25Real(results: Record<string, Result>): string {
+  const r = results['bm25-real'];
+  if (!r) return '_No results yet: run `node dist/bench/bm25-real.js`._';
+  const lines = [
+    '| queries | engine | top-10 p50 ms | top-10 p99 ms | top-100 p50 ms | top-100 p99 ms | overlap@10 with ours | index MiB | build s |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  const ms = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(2));
+  for (const set of (r['results'] as Array<Record<string, unknown>>) ?? []) {
+    const label = `${String(set['queries'])} (${String(set['count'])}, ${(set['meanWords'] as number).toFixed(1)} words)`;
+    const ours = set['ours'] as { by_k: KStats; index_bytes: number; build_s: number | null };
+    lines.push(
+      `| ${label} | **ours** | ${ms(ours.by_k['10']?.p50_ms)} | ${ms(ours.by_k['10']?.p99_ms)} | ${ms(ours.by_k['100']?.p50_ms)} | ${ms(ours.by_k['100']?.p99_ms)} | — | ${(ours.index_bytes / 2 ** 20).toFixed(0)} | ${ours.build_s === null ? 'cached' : ours.build_s.toFixed(1)} |`,
+    );
+    for (const [name, p] of Object.entries(
+      set['peers'] as Record<string, { by_k: KStats; index_bytes: number; build_s: number; overlap10: number }>,
+    )) {
+      lines.push(
+        `| ${label} | ${name} | ${ms(p.by_k['10']?.p50_ms)} | ${ms(p.by_k['10']?.p99_ms)} | ${ms(p.by_k['100']?.p50_ms)} | ${ms(p.by_k['100']?.p99_ms)} | ${p.overlap10.toFixed(3)} | ${(p.index_bytes / 2 ** 20).toFixed(0)} | ${p.build_s.toFixed(1)} |`,
+      );
+    }
+  }
+  lines.push(
+    '',
+    `Run ${(r.date ?? '').slice(0, 10)} at ${r.commit ?? 'unknown'}, [json](bench/results/bm25-real.json).`,
+  );
+  return lines.join('\n');
+}
