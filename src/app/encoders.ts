@@ -8,6 +8,7 @@ import type { DenseManifest } from '../index/manifest.js';
 import type { OpenCorpus } from '../search/open-corpus.js';
 import { fixHintFor } from '../search/open-corpus.js';
 import type { Logger } from '../util/log.js';
+import { shellQuote } from '../util/shell-quote.js';
 
 export interface EncoderFlags {
   /** Explicit model choice; by default each index's own encoder (from its manifest) is loaded. */
@@ -66,9 +67,9 @@ function rebuildWith(c: OpenCorpus, flags: EncoderFlags): string {
   if (!base) return fixHintFor(c.name, c.manifest);
   const stripped = base.replace(/\s--(model|model-path|model-variant)(=|\s+)('[^']*'|\S+)/g, '');
   const model = [
-    ...(flags.model !== undefined ? [`--model ${flags.model}`] : []),
-    ...(flags.modelPath !== undefined ? [`--model-path ${flags.modelPath}`] : []),
-    ...(flags.variant !== undefined ? [`--model-variant ${flags.variant}`] : []),
+    ...(flags.model !== undefined ? [`--model ${shellQuote(flags.model)}`] : []),
+    ...(flags.modelPath !== undefined ? [`--model-path ${shellQuote(flags.modelPath)}`] : []),
+    ...(flags.variant !== undefined ? [`--model-variant ${shellQuote(flags.variant)}`] : []),
   ].join(' ');
   return `rebuild it with \`${stripped} ${model}\``;
 }

@@ -1,4 +1,5 @@
 import yargs from 'yargs';
+import { shellQuote } from '../util/shell-quote.js';
 import { hideBin } from 'yargs/helpers';
 import type { BuildCorpusOptions, DenseBuildOptions } from '../app/build-corpus.js';
 import { CHUNK_SIZE_BY_FORMAT, DEFAULTS } from '../config.js';
@@ -255,7 +256,7 @@ function denseOptions(args: BuildArgs): DenseBuildOptions {
 /** The command line that rebuilds this index, without --resume, for error hints. */
 function rebuildCommand(argv: string[]): string {
   const kept = argv.filter((a) => a !== '--resume' && a !== '--no-progress' && a !== '--quiet');
-  return [PROG, ...kept.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`))].join(' ');
+  return [PROG, ...kept.map(shellQuote)].join(' ');
 }
 
 /** Runs the command; `as` names it (`retriever-mcp build`) in help, errors and rebuild hints. */

@@ -8,6 +8,7 @@ import type { EncoderFlags } from '../app/encoders.js';
 import type { RetrieverSetup } from '../app/open-retriever.js';
 import type { ServeConfig } from '../app/serve.js';
 import { createLogger, type Logger, type LogLevel } from '../util/log.js';
+import { shellQuote } from '../util/shell-quote.js';
 import { exitWhenDone, failUsage, runMain } from './boundary.js';
 import { batchPadding, checkIndexDir, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
@@ -322,7 +323,7 @@ function firstRunBuilder(args: ServeArgs, log: Logger): (name: string) => Promis
       threads: DEFAULTS.buildThreads,
       dense: defaultDenseOptions(encoderFlags(args)),
       resume: false,
-      rebuildCommand: ['build-index', '--corpus', name, '--index-dir', args['index-dir'], ...flags].join(' '),
+      rebuildCommand: ['build-index', '--corpus', name, '--index-dir', args['index-dir'], ...flags].map(shellQuote).join(' '),
       hub: hubConfig(args, log, true),
       log,
       progress: true,

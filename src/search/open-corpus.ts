@@ -11,6 +11,7 @@ import { ChunkStore, type Facets } from '../store/chunk-store.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
 import type { Logger } from '../util/log.js';
 import { formatBytes } from '../util/progress.js';
+import { shellQuote } from '../util/shell-quote.js';
 import { READABLE_STORE_SCHEMAS } from '../version.js';
 import { FilterCache } from './filters.js';
 import type { SearchMode } from './types.js';
@@ -39,12 +40,8 @@ export type DenseOpener = (dir: string, manifest: Manifest, fixHint: string) => 
 
 export function fixHintFor(name: string, manifest?: Manifest, indexDir?: string): string {
   if (manifest?.rebuild_command) return `rebuild it with \`${manifest.rebuild_command}\``;
-  const dirFlag = indexDir !== undefined ? ` --index-dir ${quoteArg(indexDir)}` : '';
+  const dirFlag = indexDir !== undefined ? ` --index-dir ${shellQuote(indexDir)}` : '';
   return `build it with \`build-index --name ${name} --input PATH --format FORMAT${dirFlag}\` (see README)`;
-}
-
-function quoteArg(s: string): string {
-  return /^[\w./:@%+=,-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`;
 }
 
 /** The built indexes in `indexDir` (names with a manifest), sorted. */
