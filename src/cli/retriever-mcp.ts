@@ -323,7 +323,9 @@ function firstRunBuilder(args: ServeArgs, log: Logger): (name: string) => Promis
       threads: DEFAULTS.buildThreads,
       dense: defaultDenseOptions(encoderFlags(args)),
       resume: false,
-      rebuildCommand: ['build-index', '--corpus', name, '--index-dir', args['index-dir'], ...flags].map(shellQuote).join(' '),
+      rebuildCommand: ['build-index', '--corpus', name, '--index-dir', args['index-dir'], ...flags]
+        .map(shellQuote)
+        .join(' '),
       hub: hubConfig(args, log, true),
       log,
       progress: true,

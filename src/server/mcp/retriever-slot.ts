@@ -26,7 +26,6 @@ export class RetrieverSlot {
   private retriever: Retriever | undefined;
   private failure: Error | undefined;
   private readonly states = new Map<string, CorpusState>();
-  private readonly waiters: Array<() => void> = [];
 
   constructor(
     /** The options the retriever will have: the tools' limits and defaults are known before it opens. */
@@ -78,7 +77,6 @@ export class RetrieverSlot {
   set(retriever: Retriever): void {
     this.retriever = retriever;
     for (const name of this.names) this.states.set(name, { name, state: 'ready' });
-    for (const w of this.waiters.splice(0)) w();
   }
 
   fail(err: Error): void {
@@ -86,13 +84,6 @@ export class RetrieverSlot {
     for (const s of this.states.values()) {
       if (s.state !== 'ready') this.states.set(s.name, { name: s.name, state: 'failed', error: err.message });
     }
-    for (const w of this.waiters.splice(0)) w();
-  }
-
-  /** Resolves once the slot is filled or has failed. */
-  settled(): Promise<void> {
-    if (this.retriever || this.failure) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
   }
 }
 

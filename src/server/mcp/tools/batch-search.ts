@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
-import { noMatches } from './search.js';
 import { filterSchema, hitSchema, modeSchema, querySchema, topKSchema } from '../schemas.js';
 import { SEARCH_MODES } from '../../../search/types.js';
-import { describeCorpora, readySlot, toHitOut } from './search.js';
+import { describeCorpora, noMatches, readySlot, toHitOut } from './search.js';
 
 export function registerBatchSearch(ctx: ToolContext): void {
   const { server, slot } = ctx;

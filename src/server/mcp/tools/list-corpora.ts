@@ -49,11 +49,9 @@ export function registerListCorpora(ctx: ToolContext): void {
     async () => {
       const retriever = slot.current();
       if (!retriever) {
-        const corpora = slot.list().map(({ name, ...status }) => ({ name, status }));
-        const text = slot
-          .list()
-          .map((s) => describeState(s))
-          .join('\n');
+        const states = slot.list();
+        const corpora = states.map(({ name, ...status }) => ({ name, status }));
+        const text = states.map(describeState).join('\n');
         return { content: [{ type: 'text' as const, text }], structuredContent: { corpora } };
       }
       const corpora = retriever.corpora.map((c) => ({
