@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { Client as McpClient, type Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { TINY_MODEL } from '../helpers/encoder.js';
-import { startHubServer, type HubServer } from '../helpers/hub-server.js';
+import { startHubServer, type HubRepo, type HubServer } from '../helpers/hub-server.js';
 import { connectStdio, runBinAsync, type ToolText } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 
@@ -18,17 +18,24 @@ let hub: HubServer;
 const cache = join(tmp.dir, 'hf-cache');
 const indexDir = join(tmp.dir, 'indexes');
 
+/** The tiny model under the default model's ONNX repository name, and the MultiHop-RAG surrogate under its dataset's. */
+function modelAndMultihop(): HubRepo[] {
+  return [
+    { repoType: 'model', repo: 'Xenova/e5-base-v2', dir: TINY_MODEL },
+    {
+      repoType: 'dataset',
+      repo: 'yixuantt/MultiHopRAG',
+      dir: sharedPath('data/multihop-rag'),
+      files: { 'corpus.json': 'corpus.surrogate.json', 'MultiHopRAG.json': 'MultiHopRAG.surrogate.json' },
+    },
+  ];
+}
+
 beforeAll(async () => {
   if (!HAS_SHARED) return;
   hub = await startHubServer({
     repos: [
-      { repoType: 'model', repo: 'Xenova/e5-base-v2', dir: TINY_MODEL },
-      {
-        repoType: 'dataset',
-        repo: 'yixuantt/MultiHopRAG',
-        dir: sharedPath('data/multihop-rag'),
-        files: { 'corpus.json': 'corpus.surrogate.json', 'MultiHopRAG.json': 'MultiHopRAG.surrogate.json' },
-      },
+      ...modelAndMultihop(),
       {
         repoType: 'dataset',
         repo: 'GraphRAG-Bench/GraphRAG-Bench',
@@ -159,15 +166,7 @@ describe.skipIf(!HAS_SHARED)('a first run that takes minutes does not block init
   let slowHub: HubServer;
   beforeAll(async () => {
     slowHub = await startHubServer({
-      repos: [
-        { repoType: 'model', repo: 'Xenova/e5-base-v2', dir: TINY_MODEL },
-        {
-          repoType: 'dataset',
-          repo: 'yixuantt/MultiHopRAG',
-          dir: sharedPath('data/multihop-rag'),
-          files: { 'corpus.json': 'corpus.surrogate.json' },
-        },
-      ],
+      repos: modelAndMultihop(),
       // the corpus download alone takes 30 s
       slowMs: { 'corpus.json': 30_000 },
     });
