@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { RetrieverError } from '../errors.js';
 import { Bm25Builder, postingsPerThread } from '../index/bm25/bm25-builder.js';
-import type { Bm25Params } from '../index/bm25/scoring.js';
+import { LongLists, writeBlockMaxes } from '../index/bm25/block-max.js';
+import { averageLength, lengthNormTable, type Bm25Params } from '../index/bm25/scoring.js';
+import type { Bm25BuildStats } from '../index/bm25/bm25-builder.js';
 import { MAX_COUNTER_POSTINGS } from '../index/bm25/term-counter.js';
 import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
 import { filesBytes } from '../index/file-integrity.js';
@@ -72,6 +74,9 @@ export interface BuildSummary {
 /** Below this input size worker start-up costs more than it saves. */
 const INLINE_BELOW_BYTES = 32 * 2 ** 20;
 
+/** What the text phase writes (and a resumed build reuses). */
+const TEXT_PHASE_FILES = [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms, INDEX_FILES.blocks];
+
 /**
  * build-index: ingest → chunk → SQLite + BM25 in one streaming pass, then the
  * dense arm, then an atomic swap into place. Phases that finished survive an
@@ -122,7 +127,7 @@ async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
     bytes: {
       total: dirBytes(finalDir),
       store: size([INDEX_FILES.store]),
-      bm25: size([INDEX_FILES.postings, INDEX_FILES.norms]),
+      bm25: size([INDEX_FILES.postings, INDEX_FILES.norms, INDEX_FILES.blocks]),
       dense: size(dense?.files ?? []),
     },
   };
@@ -136,17 +141,18 @@ async function textPhase(
   dir: string,
   storePath: string,
 ): Promise<IngestResult> {
-  if (state.ingest) {
+  // a text phase left by a version that wrote no block-max file is done again
+  if (state.ingest && existsSync(join(dir, INDEX_FILES.blocks))) {
     opts.log.info(`resume: text and BM25 phase already done (${formatCount(state.ingest.chunks)} chunks)`);
     return state.ingest;
   }
-  for (const f of [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms]) rmSync(join(dir, f), { force: true });
+  for (const f of TEXT_PHASE_FILES) rmSync(join(dir, f), { force: true });
   state.ingest = await ingest(opts, input, dir, storePath);
   // the bulk load writes without a journal or fsync, and a resumed build trusts these files once
   // the state file says the phase is done: they reach the disk first (a power cut could otherwise
   // leave a torn store for a resume to reuse). The journaled meta update at the end then has
   // little left to flush (1M build: 730 ms of fsync there before, 40 ms after).
-  const phaseFiles = [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms].map((f) => join(dir, f));
+  const phaseFiles = TEXT_PHASE_FILES.map((f) => join(dir, f));
   opts.log.info(`writing the text phase's ${formatBytes(filesBytes(phaseFiles))} to disk…`);
   await fsyncFiles(phaseFiles);
   writeFileAtomic(join(dir, STATE_FILE), JSON.stringify(state));
@@ -212,7 +218,7 @@ async function finishFiles(
   writer.setMeta('build_id', manifest.build_id);
   writer.setMeta('manifest', JSON.stringify({ ...manifest, files: undefined }));
   writer.close();
-  const fileNames = [INDEX_FILES.store, INDEX_FILES.postings, INDEX_FILES.norms, ...denseFiles];
+  const fileNames = [...TEXT_PHASE_FILES, ...denseFiles];
   opts.log.info(`checksumming ${formatBytes(filesBytes(fileNames.map((f) => join(dir, f))))} of index files…`);
   // the dense files alone have not been synced yet (the text phase's files were, and the meta
   // update's commit synced the store): their writeback runs while they are hashed, so the fsyncs
@@ -240,10 +246,11 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
     // the id indexes are built on this thread while the BM25 workers merge, and the chunk rows,
     // final from then on, start for the disk meanwhile (the fsync after the phase then has only
     // the term dictionary and the BM25 files left)
+    const longLists = new LongLists();
     const stats = await bm25.finish(
       join(dir, INDEX_FILES.postings),
       join(dir, INDEX_FILES.norms),
-      (entries) => writer.writeTerms(entries),
+      (entries) => writer.writeTerms(longLists.tap(entries)),
       () => {
         const ids = performance.now();
         writer.finishIngest();
@@ -252,13 +259,14 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
       },
     );
     const mergeS = (performance.now() - t) / 1000;
+    const blocksS = writeBlocks(opts, dir, stats, longLists);
     const totalS = (performance.now() - phaseStart) / 1000;
     // the whole text + BM25 phase, the figure a build-throughput goal is about
     opts.log.info(
       `text and BM25 phase: ${formatCount(writer.chunkCount)} chunks in ${totalS.toFixed(1)}s ` +
         `(${formatCount(writer.chunkCount / totalS)} chunks/s; read and invert ${readS.toFixed(1)}s, ` +
         `then ${mergeS.toFixed(1)}s for the BM25 merge and term dictionary with the id indexes (${idsS.toFixed(1)}s) built meanwhile: ` +
-        `${stats.runs} runs in ${stats.mergeParts} parts)`,
+        `${stats.runs} runs in ${stats.mergeParts} parts; block maxes ${blocksS.toFixed(1)}s)`,
     );
     return {
       documents: writer.documentCount,
@@ -279,6 +287,23 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
 }
 
 /** The BM25 inverter, on worker threads unless the input is small. */
+/** The block-max file for the postings just written; returns its seconds. */
+function writeBlocks(opts: BuildOptions, dir: string, stats: Bm25BuildStats, lists: LongLists): number {
+  const t = performance.now();
+  opts.log.info(`cutting ${formatCount(lists.count)} long postings lists into scored blocks…`);
+  const avgdl = averageLength(stats);
+  writeBlockMaxes({
+    postingsPath: join(dir, INDEX_FILES.postings),
+    norms: readFileSync(join(dir, INDEX_FILES.norms)),
+    lists,
+    params: opts.bm25,
+    avgdl,
+    normTable: lengthNormTable(opts.bm25, avgdl),
+    out: join(dir, INDEX_FILES.blocks),
+  });
+  return (performance.now() - t) / 1000;
+}
+
 function openBm25Builder(opts: BuildOptions, input: string, dir: string): Bm25Builder {
   const workers = statSync(input).size < INLINE_BELOW_BYTES ? 0 : opts.threads;
   const perThread = postingsPerThread(opts.maxPostingsInMemory, workers);

@@ -6,6 +6,7 @@ export const INDEX_FILES = {
   store: 'chunks.sqlite',
   postings: 'bm25.postings',
   norms: 'bm25.norms',
+  blocks: 'bm25.blocks',
   vectors: 'vectors.bin',
   ann: 'dense.usearch',
 } as const;

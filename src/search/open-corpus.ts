@@ -124,6 +124,8 @@ export function bm25Files(dir: string, manifest: Manifest): Omit<SearchWorkerIni
   return {
     postingsPath: join(dir, INDEX_FILES.postings),
     normsPath: join(dir, INDEX_FILES.norms),
+    // indexes from before the block-max file are scored exhaustively
+    ...(manifest.files[INDEX_FILES.blocks] ? { blocksPath: join(dir, INDEX_FILES.blocks) } : {}),
     stats: {
       docCount: manifest.bm25.doc_count,
       chunkCount: manifest.corpus.chunks,

@@ -1,4 +1,4 @@
-import { read, readSync, write } from 'node:fs';
+import { read, readSync, write, writeSync } from 'node:fs';
 
 /**
  * Reads `length` bytes at file `position` into `buf` from its start, looping
@@ -36,4 +36,10 @@ export async function pwriteFullyAsync(fd: number, buf: Uint8Array, position: nu
       write(fd, buf, off, buf.length - off, position + off, (err, n) => (err ? reject(err) : resolve(n))),
     );
   }
+}
+
+/** Writes all of `buf` at file `position`, looping over short writes. */
+export function writeAllAt(fd: number, buf: Uint8Array, position: number): void {
+  let off = 0;
+  while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off, position + off);
 }

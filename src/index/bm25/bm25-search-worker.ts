@@ -16,6 +16,7 @@ export interface SearchWorkerInit {
   storePath: string;
   postingsPath: string;
   normsPath: string;
+  blocksPath?: string;
   stats: Bm25Stats;
   params: Bm25Params;
   /** See `Bm25SearcherOptions.boundsMinBytes`. */
@@ -35,6 +36,7 @@ if (port) {
   const searcher = new Bm25Searcher({
     postingsPath: init.postingsPath,
     normsPath: init.normsPath,
+    ...(init.blocksPath !== undefined ? { blocksPath: init.blocksPath } : {}),
     lookupTerm: (t) => store.lookupTerm(t),
     analyzer: createEnglishAnalyzer(),
     stats: init.stats,

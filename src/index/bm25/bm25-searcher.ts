@@ -4,7 +4,9 @@ import { TopK, type ScoredHit } from '../../core/top-k.js';
 import type { Analyzer } from '../../text/analyzer.js';
 import type { ChunkFilter } from '../../core/contracts.js';
 import { preadFully } from '../../util/pread.js';
-import { idf, lengthNormTable, type Bm25Params } from './scoring.js';
+import { BlockMaxReader } from './block-max.js';
+import { BlockMaxScorer, type ScoredTerm } from './block-max-search.js';
+import { averageLength, idf, lengthNormTable, quantize, SCORE_UNIT, type Bm25Params } from './scoring.js';
 
 /** Select by a sequential accumulator pass when a query has more postings than 1/DIVISOR of all chunks. */
 const DENSE_SELECT_DIVISOR = 8;
@@ -32,6 +34,12 @@ export interface TermLookup {
 export interface Bm25SearcherOptions {
   postingsPath: string;
   normsPath: string;
+  /**
+   * The block-max file, when the index has one: searches then skip what
+   * cannot reach the top k. Indexes built before it existed are scored
+   * exhaustively, with the same results.
+   */
+  blocksPath?: string;
   lookupTerm: TermLookup;
   analyzer: Analyzer;
   stats: Bm25Stats;
@@ -55,16 +63,20 @@ interface ListBounds {
 }
 
 /**
- * Exhaustive term-at-a-time BM25 over the on-disk postings. Only the norms
- * (one byte per chunk) and a score accumulator live in memory; postings are
- * read with pread, so the OS page cache, shared by every server process,
- * holds the hot lists.
+ * BM25 over the on-disk postings: block-max MaxScore (`BlockMaxScorer`) when
+ * the index has a block-max file, else exhaustive term-at-a-time scoring.
+ * Both return the same hits with the same scores. Only the norms (one byte
+ * per chunk) and the scorers' buffers live in memory; postings are read with
+ * pread, so the OS page cache, shared by every server process, holds the hot
+ * lists.
  */
 export class Bm25Searcher {
   private readonly fd: number;
   private readonly norms: Uint8Array;
   private readonly normTable: Float32Array;
-  private acc: Float32Array | undefined;
+  private acc: Float64Array | undefined;
+  private readonly blockMax: BlockMaxScorer | undefined;
+  private readonly blocks: BlockMaxReader | undefined;
   private touched = new Uint32Array(4096);
   private readBuf = Buffer.allocUnsafe(1 << 16);
   private readonly tfOne = new Float64Array(256);
@@ -80,9 +92,29 @@ export class Bm25Searcher {
         `${opts.normsPath} has ${this.norms.length} entries but the index has ${opts.stats.chunkCount} chunks: rebuild the index`,
       );
     }
-    const avgdl = opts.stats.docCount > 0 ? opts.stats.totalTokens / opts.stats.docCount : 1;
+    const avgdl = averageLength(opts.stats);
     this.normTable = lengthNormTable(opts.params, avgdl);
     this.fd = openSync(opts.postingsPath, 'r');
+    if (opts.blocksPath) {
+      try {
+        this.blocks = new BlockMaxReader(opts.blocksPath, { params: opts.params, avgdl });
+      } catch (err) {
+        closeSync(this.fd);
+        throw err;
+      }
+      this.blockMax = new BlockMaxScorer({
+        fd: this.fd,
+        postingsPath: opts.postingsPath,
+        norms: this.norms,
+        normTable: this.normTable,
+        blocks: this.blocks,
+      });
+    }
+  }
+
+  /** Whether searches skip with the block-max file (false: exhaustive scoring). */
+  get pruning(): boolean {
+    return this.blockMax !== undefined;
   }
 
   /** Query terms with their counts, after the index's own analyzer. */
@@ -101,18 +133,40 @@ export class Bm25Searcher {
    * never scored: filters apply before top-k. With `range`, only chunks in
    * it are scored: every chunk's score is the same sum, in the same order, as
    * in a search of the whole index, so the k best of the k best of each part
-   * of a partition (`mergeHits`) are exactly the whole search's k best. A
-   * searcher asked for the same range again (a pool thread always is) reads
-   * only that range's part of each long list. One function of ≈ 125 lines on
-   * purpose: it is the query path's hot loop, whose state stays in locals.
+   * of a partition (`mergeHits`) are exactly the whole search's k best.
    */
   search(query: string, k: number, filter?: ChunkFilter, range?: NumRange): ScoredHit[] {
-    const allow = filter?.bits;
     const n = this.opts.stats.chunkCount;
     const from = Math.max(0, range?.from ?? 0);
     const to = Math.min(n, range?.to ?? n);
     if (k <= 0 || from >= to) return [];
-    const acc = (this.acc ??= new Float32Array(n));
+    const hits = this.blockMax
+      ? this.blockMax.search(this.scoredTerms(query), k, from, to, filter?.bits)
+      : this.exhaustive(query, k, from, to, filter?.bits);
+    for (const h of hits) h.score /= SCORE_UNIT;
+    return hits;
+  }
+
+  /** The query's terms found in the index, with their weights (query tf · idf). */
+  private scoredTerms(query: string): ScoredTerm[] {
+    const terms: ScoredTerm[] = [];
+    for (const [term, count] of this.analyzeQuery(query)) {
+      const entry = this.opts.lookupTerm(term);
+      if (entry) terms.push({ ...entry, weight: count * idf(entry.df, this.opts.stats.docCount) });
+    }
+    return terms;
+  }
+
+  /**
+   * Every posting of every query term scored (scores in quantized units). A
+   * searcher asked for the same range again (a pool thread always is) reads
+   * only that range's part of each long list. One function of ≈ 125 lines on
+   * purpose: it is the hot loop of indexes without a block-max file, whose
+   * state stays in locals.
+   */
+  private exhaustive(query: string, k: number, from: number, to: number, allow: Uint8Array | undefined): ScoredHit[] {
+    const n = this.opts.stats.chunkCount;
+    const acc = (this.acc ??= new Float64Array(n));
     const norms = this.norms;
     const table = this.normTable;
     const one = this.tfOne;
@@ -141,7 +195,7 @@ export class Bm25Searcher {
       const weight = count * idf(entry.df, this.opts.stats.docCount);
       // most postings have tf = 1: their score by length byte, computed once
       // per term (the very same expression, so scores do not change)
-      for (let nb = 0; nb < 256; nb++) one[nb] = (weight * 1) / (1 + (table[nb] as number));
+      for (let nb = 0; nb < 256; nb++) one[nb] = quantize((weight * 1) / (1 + (table[nb] as number)));
       // room for every posting of this list to be a new doc, so the loop
       // below appends without a bounds check
       if (!scan && touchedCount + entry.df > touched.length) touched = this.growTouched(touchedCount + entry.df);
@@ -194,7 +248,7 @@ export class Bm25Searcher {
         const s =
           tf === 1
             ? (one[norms[doc] as number] as number)
-            : (weight * tf) / (tf + (table[norms[doc] as number] as number));
+            : quantize((weight * tf) / (tf + (table[norms[doc] as number] as number)));
         // branch-free "first time this doc is seen": always write the slot,
         // advance only for a new doc. Whether a doc is new is a coin flip the
         // CPU cannot predict; as a branch it cost half the query time.
@@ -234,6 +288,7 @@ export class Bm25Searcher {
   }
 
   close(): void {
+    this.blocks?.close();
     closeSync(this.fd);
   }
 

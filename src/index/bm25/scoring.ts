@@ -56,6 +56,28 @@ export function decodeLength(byte: number): number {
   return NUM_FREE_VALUES + int4ToLong(byte - NUM_FREE_VALUES);
 }
 
+/**
+ * Scores are sums of per-term contributions, each rounded to a whole number
+ * of 2^-32 units. Every such sum is exact in a double (a term adds less than
+ * 2^37 units, so 2^16 terms stay under 2^53), so a chunk's score is the same
+ * whatever order its terms are added in: the exhaustive scorer, which adds
+ * term by term, and the block-max scorer, which adds the rarest lists first,
+ * return bit-identical scores and so identical hits. 2^-32 is far finer than
+ * any difference the ranking could care about.
+ */
+export const SCORE_UNIT = 2 ** 32;
+
+/** A positive contribution in whole `SCORE_UNIT`s (at least one, so a match always counts). */
+export function quantize(s: number): number {
+  const q = Math.round(s * SCORE_UNIT);
+  return q > 0 ? q : 1;
+}
+
+/** avgdl as the searcher and the block-max pass both compute it (they must agree to the bit). */
+export function averageLength(stats: { docCount: number; totalTokens: number }): number {
+  return stats.docCount > 0 ? stats.totalTokens / stats.docCount : 1;
+}
+
 /** k1 · (1 − b + b · dl / avgdl) for each of the 256 length bytes. */
 export function lengthNormTable(params: Bm25Params, avgdl: number): Float32Array {
   const table = new Float32Array(256);
