@@ -117,7 +117,9 @@ const BLOCKS: Array<{ file: string; name: string; render: () => string }> = [
   { file: 'BENCHMARKS.md', name: 'numerics', render: () => renderNumerics(results) },
   { file: 'BENCHMARKS.md', name: 'bm25-real', render: () => renderBm25Real(results) },
   { file: 'BENCHMARKS.md', name: 'scale-corpus', render: () => renderScaleCorpus(results) },
+  { file: 'BENCHMARKS.md', name: 'side-by-side', render: () => renderSideBySide(results) },
   { file: 'README.md', name: 'quality', render: () => renderReadmeQuality(results) },
+  { file: 'README.md', name: 'side-by-side', render: () => renderReadmeSideBySide(results) },
 ];
 
 interface QualityRow {
@@ -441,5 +443,64 @@ export function renderScaleCorpus(results: Record<string, Result>): string {
     );
   }
   lines.push('', `Runs: ${runs.join('; ')}.`);
+  return lines.join('\n');
+}
+
+/** The seed stack's servers beside ours under the same load (bench/side-by-side.ts). */
+export function renderSideBySide(results: Record<string, Result>): string {
+  const names = Object.keys(results)
+    .filter((n) => n.startsWith('side-by-side-'))
+    .sort();
+  if (names.length === 0) return '_No results yet: run `node dist/bench/side-by-side.js` (see its header)._';
+  const lines = [
+    '| run | server | clients | QPS | p50 ms | p99 ms | errors | QPS ÷ first server’s | first answer after launch, s | resident MiB | top-3 agreement with the first server |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  const runs: string[] = [];
+  for (const name of names) {
+    const r = results[name] as Result;
+    const servers = (r['servers'] as Array<Record<string, unknown>>) ?? [];
+    const first = servers[0]?.['load'] as Record<string, { rps: number }> | undefined;
+    for (const s of servers) {
+      const load = s['load'] as Record<
+        string,
+        { rps: number; p50ms: number; p99ms: number; non2xx: number; socketErrors: number }
+      >;
+      for (const [c, w] of Object.entries(load)) {
+        const base = first?.[c]?.rps;
+        lines.push(
+          `| ${name.slice(13)} | ${String(s['name'])} | ${c} | ${w.rps.toFixed(0)} | ${w.p50ms.toFixed(1)} | ${w.p99ms.toFixed(1)} | ${w.non2xx + w.socketErrors} | ${base ? `${(w.rps / base).toFixed(2)}×` : '—'} | ${s['first_answer_s'] === null ? '—' : (s['first_answer_s'] as number).toFixed(1)} | ${s['rss_mib'] === null ? '—' : (s['rss_mib'] as number).toFixed(0)} | ${(s['agreement_top3'] as number).toFixed(3)} |`,
+        );
+      }
+    }
+    runs.push(
+      `${name.slice(13)}: ${(r.date ?? '').slice(0, 10)} at ${r.commit ?? 'unknown'}, [json](bench/results/${name}.json)`,
+    );
+  }
+  lines.push('', `Runs: ${runs.join('; ')}.`);
+  return lines.join('\n');
+}
+
+/** README's short side-by-side table: the largest load level of each run. */
+export function renderReadmeSideBySide(results: Record<string, Result>): string {
+  const names = Object.keys(results)
+    .filter((n) => n.startsWith('side-by-side-'))
+    .sort();
+  if (names.length === 0) return '_No side-by-side results yet._';
+  const lines = [
+    '| run | server | QPS, 256 clients | p99 ms, 256 clients | errors | resident MiB | first answer, s | top-3 agreement with ours |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const name of names) {
+    const r = results[name] as Result;
+    for (const s of (r['servers'] as Array<Record<string, unknown>>) ?? []) {
+      const load = s['load'] as Record<string, { rps: number; p99ms: number; non2xx: number; socketErrors: number }>;
+      const top = Object.keys(load).sort((a, b) => Number(b) - Number(a))[0] as string;
+      const w = load[top] as { rps: number; p99ms: number; non2xx: number; socketErrors: number };
+      lines.push(
+        `| ${name.slice(13)} | ${String(s['name'])} | ${w.rps.toFixed(0)} | ${w.p99ms.toFixed(0)} | ${w.non2xx + w.socketErrors} | ${s['rss_mib'] === null ? '—' : (s['rss_mib'] as number).toFixed(0)} | ${s['first_answer_s'] === null ? '—' : (s['first_answer_s'] as number).toFixed(1)} | ${(s['agreement_top3'] as number).toFixed(3)} |`,
+      );
+    }
+  }
   return lines.join('\n');
 }

@@ -51,7 +51,20 @@ end
   );
   const r = spawnSync(
     'wrk',
-    ['-t', '2', '-c', String(connections), '-d', `${seconds}s`, '--timeout', '60s', '--latency', '-s', lua, url],
+    [
+      '-t',
+      String(Math.min(2, connections)),
+      '-c',
+      String(connections),
+      '-d',
+      `${seconds}s`,
+      '--timeout',
+      '60s',
+      '--latency',
+      '-s',
+      lua,
+      url,
+    ],
     {
       encoding: 'utf8',
     },
