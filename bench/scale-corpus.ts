@@ -64,17 +64,24 @@ function documentFrequencies(texts: Iterable<string>): Map<string, number> {
   return df;
 }
 
+/** Where a copy's tag goes: after each rare word (a character no passage holds). */
+const MARK = '\u0001';
+
+/** Passage texts with a MARK after every rare word, so a copy only swaps MARK for its tag. */
+function markRare(all: Passage[], rare: Set<string>): { titles: string[]; bodies: string[] } {
+  const mark = (text: string): string => text.replace(WORD, (w) => (rare.has(w.toLowerCase()) ? w + MARK : w));
+  return { titles: all.map((p) => mark(p.title)), bodies: all.map((p) => mark(p.body)) };
+}
+
 /** Copy c of passage i: the shifted window, rare words tagged. */
-function synthesize(all: Passage[], i: number, c: number, rare: Set<string>): string {
+function synthesize(all: Passage[], marked: { titles: string[]; bodies: string[] }, i: number, c: number): string {
   const p = all[i] as Passage;
   const next = all[i + 1];
-  const own = p.body.split(/\s+/);
-  const run = next && next.title === p.title ? own.concat(next.body.split(/\s+/)) : own;
+  const own = (marked.bodies[i] as string).split(/\s+/);
+  const run = next && next.title === p.title ? own.concat((marked.bodies[i + 1] as string).split(/\s+/)) : own;
   const shift = run.length > own.length ? (37 * c) % Math.max(1, run.length - own.length + 1) : 0;
-  const body = run.slice(shift, shift + own.length).join(' ');
   const tag = `q${c.toString(36)}`;
-  const rename = (text: string): string => text.replace(WORD, (w) => (rare.has(w.toLowerCase()) ? w + tag : w));
-  return `${rename(p.title)}\n${rename(body)}`;
+  return `${marked.titles[i] as string}\n${run.slice(shift, shift + own.length).join(' ')}`.replaceAll(MARK, tag);
 }
 
 function stats(texts: string[], common: string[], pairsOf: string[]) {
@@ -143,10 +150,16 @@ const df = documentFrequencies(realTexts);
 const rare = new Set([...df].filter(([, v]) => v <= RARE_DF).map(([w]) => w));
 log(`${df.size} words, ${rare.size} of them rare (df ≤ ${RARE_DF})`);
 
+const marked = markRare(all, rare);
 const ws = createWriteStream(out);
 let written = 0;
+let pending: string[] = [];
 const write = async (line: string): Promise<void> => {
-  if (!ws.write(line)) await once(ws, 'drain');
+  pending.push(line);
+  if (pending.length < 4096) return;
+  const chunk = pending.join('');
+  pending = [];
+  if (!ws.write(chunk)) await once(ws, 'drain');
 };
 for (let i = 0; i < all.length && written < target; i++, written++) {
   await write(`${JSON.stringify({ id: (all[i] as Passage).id, contents: realTexts[i] })}\n`);
@@ -154,13 +167,13 @@ for (let i = 0; i < all.length && written < target; i++, written++) {
 const firstCopy: string[] = [];
 for (let c = 1; written < target; c++) {
   for (let i = 0; i < all.length && written < target; i++, written++) {
-    const contents = synthesize(all, i, c, rare);
+    const contents = synthesize(all, marked, i, c);
     if (c === 1) firstCopy.push(contents);
     await write(`${JSON.stringify({ id: `${c}-${(all[i] as Passage).id}`, contents })}\n`);
   }
   log(`copy ${c}: ${written} passages written`);
 }
-ws.end();
+ws.end(pending.join(''));
 await once(ws, 'finish');
 log(`wrote ${written} passages to ${out} in ${((performance.now() - t0) / 1000).toFixed(0)}s; validating…`);
 
