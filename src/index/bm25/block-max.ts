@@ -1,6 +1,7 @@
 import { closeSync, openSync } from 'node:fs';
 import { RetrieverError } from '../../errors.js';
 import { preadFully, writeAllAt } from '../../util/pread.js';
+import { readPosting, type PostingRead } from './postings-codec.js';
 import { FileWriter } from './run-files.js';
 import type { Bm25Params } from './scoring.js';
 
@@ -57,6 +58,7 @@ export function writeBlockMaxes(input: BlockMaxBuildInput): { lists: number; blo
   let blocks = 0;
   let buf = Buffer.allocUnsafe(1 << 20);
   const row = Buffer.alloc(ROW_BYTES);
+  const read: PostingRead = { gap: 0, tf: 0, next: 0 };
   const table = input.normTable;
   const norms = input.norms;
   try {
@@ -78,26 +80,11 @@ export function writeBlockMaxes(input: BlockMaxBuildInput): { lists: number; blo
       let bestNorm = 0;
       let best = -1;
       while (pos < list.nbytes) {
-        let b = buf[pos++] as number;
-        let v = b & 0x7f;
-        let shift = 7;
-        while (b & 0x80) {
-          b = buf[pos++] as number;
-          v |= (b & 0x7f) << shift;
-          shift += 7;
-        }
-        doc += v >>> 1;
-        let tf = 1;
-        if ((v & 1) === 0) {
-          b = buf[pos++] as number;
-          tf = b & 0x7f;
-          shift = 7;
-          while (b & 0x80) {
-            b = buf[pos++] as number;
-            tf |= (b & 0x7f) << shift;
-            shift += 7;
-          }
-        }
+        // the build's pass: the shared decoder (the scorers inline it in their hot loops)
+        readPosting(buf, pos, read);
+        pos = read.next;
+        doc += read.gap;
+        const tf = read.tf;
         const norm = norms[doc] as number;
         // the contribution without the query weight, which scales every posting alike
         const s = tf / (tf + (table[norm] as number));
