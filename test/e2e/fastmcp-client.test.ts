@@ -2,10 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeJsonl } from '../helpers/build.js';
-import { startHttpServer, type RunningServer } from '../helpers/http-server.js';
-import { runBin } from '../helpers/mcp.js';
-import { BIN, makeTempDir, REPO_ROOT as ROOT } from '../helpers/paths.js';
+import { serveClientCorpus } from '../helpers/client-corpus.js';
+import type { RunningServer } from '../helpers/http-server.js';
+import { makeTempDir, REPO_ROOT as ROOT } from '../helpers/paths.js';
 
 /**
  * A client no one here wrote: FastMCP's Python client from PyPI, as verl's MCP
@@ -35,34 +34,13 @@ function fastmcpPython(): string {
 }
 
 const tmp = makeTempDir();
-const indexDir = join(tmp.dir, 'indexes');
 const TOKEN = 'verl-s3cret';
 let srv: RunningServer;
 let py: string;
 
 beforeAll(async () => {
   py = fastmcpPython();
-  const input = writeJsonl(
-    tmp.dir,
-    'c.jsonl',
-    Array.from({ length: 30 }, (_, i) => ({
-      id: `c${i}`,
-      contents: `"Topic ${i}"\nParagraph ${i} is about ${['rivers', 'kings', 'films'][i % 3]} and the number ${i * 7}.`,
-    })),
-  );
-  const r = runBin(BIN.build, [
-    '--name',
-    'c',
-    '--input',
-    input,
-    '--format',
-    'wiki18',
-    '--index-dir',
-    indexDir,
-    '--no-dense',
-  ]);
-  expect(r.status, r.stderr).toBe(0);
-  srv = await startHttpServer(['--corpus', 'c', '--index-dir', indexDir], { RETRIEVER_MCP_TOKEN: TOKEN });
+  ({ srv } = await serveClientCorpus(tmp.dir, TOKEN));
 }, 360_000);
 afterAll(async () => {
   await srv?.stop();

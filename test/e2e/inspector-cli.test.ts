@@ -2,9 +2,8 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeJsonl } from '../helpers/build.js';
-import { startHttpServer, type RunningServer } from '../helpers/http-server.js';
-import { runBin } from '../helpers/mcp.js';
+import { serveClientCorpus } from '../helpers/client-corpus.js';
+import type { RunningServer } from '../helpers/http-server.js';
 import { BIN, makeTempDir, REPO_ROOT } from '../helpers/paths.js';
 
 /**
@@ -42,34 +41,14 @@ function inspectorCli(): string {
 }
 
 const tmp = makeTempDir();
-const indexDir = join(tmp.dir, 'indexes');
 const TOKEN = 'insp3ctor';
 let srv: RunningServer;
+let indexDir: string;
 let cli: string;
 
 beforeAll(async () => {
   cli = inspectorCli();
-  const input = writeJsonl(
-    tmp.dir,
-    'c.jsonl',
-    Array.from({ length: 30 }, (_, i) => ({
-      id: `c${i}`,
-      contents: `"Topic ${i}"\nParagraph ${i} is about ${['rivers', 'kings', 'films'][i % 3]} and the number ${i * 7}.`,
-    })),
-  );
-  const r = runBin(BIN.build, [
-    '--name',
-    'c',
-    '--input',
-    input,
-    '--format',
-    'wiki18',
-    '--index-dir',
-    indexDir,
-    '--no-dense',
-  ]);
-  expect(r.status, r.stderr).toBe(0);
-  srv = await startHttpServer(['--corpus', 'c', '--index-dir', indexDir], { RETRIEVER_MCP_TOKEN: TOKEN });
+  ({ indexDir, srv } = await serveClientCorpus(tmp.dir, TOKEN));
 }, 360_000);
 afterAll(async () => {
   await srv?.stop();
