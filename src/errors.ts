@@ -17,6 +17,7 @@ export type ErrorCode =
   | 'NOT_READY' // a corpus is still being built or opened
   | 'BUILD' // a build step failed
   | 'IO' // a file could not be read or written
+  | 'ENGINE' // the search engine behind --backend failed or cannot be reached
   | 'INTERNAL';
 
 export class RetrieverError extends Error {

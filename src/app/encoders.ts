@@ -5,7 +5,7 @@ import type { Device } from '../encoder/onnx-session.js';
 import { RetrieverError } from '../errors.js';
 import type { HubConfig } from '../hub/download.js';
 import type { DenseManifest } from '../index/manifest.js';
-import type { OpenCorpus } from '../search/open-corpus.js';
+import type { ServedCorpus } from '../search/engine-corpus.js';
 import { fixHintFor } from '../search/open-corpus.js';
 import type { Logger } from '../util/log.js';
 import { shellQuote } from '../util/shell-quote.js';
@@ -28,12 +28,12 @@ export interface EncoderFlags {
  * prefixes, pooling and max length, or the server refuses to start.
  */
 export async function openCorpusEncoders(
-  corpora: readonly OpenCorpus[],
+  corpora: readonly ServedCorpus[],
   flags: EncoderFlags,
   hub: HubConfig,
   log: Logger,
 ): Promise<{ encoders: Map<string, Encoder>; all: Encoder[] }> {
-  const groups = new Map<string, { choice: EncoderChoice; corpora: OpenCorpus[] }>();
+  const groups = new Map<string, { choice: EncoderChoice; corpora: ServedCorpus[] }>();
   for (const c of corpora) {
     if (!c.manifest.dense) continue;
     const choice = choiceFor(c.manifest.dense, flags);
@@ -62,7 +62,7 @@ export async function openCorpusEncoders(
 }
 
 /** The index's rebuild command with the model flags the server was given in place of its own. */
-function rebuildWith(c: OpenCorpus, flags: EncoderFlags): string {
+function rebuildWith(c: ServedCorpus, flags: EncoderFlags): string {
   const base = c.manifest.rebuild_command;
   if (!base) return fixHintFor(c.name, c.manifest);
   const stripped = base.replace(/\s--(model|model-path|model-variant)(=|\s+)('[^']*'|\S+)/g, '');
@@ -97,7 +97,7 @@ function choiceFor(m: DenseManifest, flags: EncoderFlags): EncoderChoice {
   return choice;
 }
 
-function checkCompatible(c: OpenCorpus, enc: Encoder, flags: EncoderFlags): void {
+function checkCompatible(c: ServedCorpus, enc: Encoder, flags: EncoderFlags): void {
   const m = (c.manifest.dense as DenseManifest).encoder;
   const s = enc.settings;
   const problems: string[] = [];

@@ -6,6 +6,7 @@ import { runEval, type EvalRow } from '../eval/run-eval.js';
 import type { HubConfig } from '../hub/download.js';
 import type { Manifest } from '../index/manifest.js';
 import { fetchPresetFile, getPreset } from '../presets/presets.js';
+import { localOnly } from '../search/engine-corpus.js';
 import type { Retriever } from '../search/retriever.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
 import type { Logger } from '../util/log.js';
@@ -81,7 +82,8 @@ export async function evaluateAnnRecall(
     }
     const texts = queries.slice(0, o.limit).map((q) => q.text);
     const vectors = await retriever.embedQueries(setup.corpus, texts);
-    return measureAnnRecall({ dir: corpus.dir, dense, queries: vectors, progress: setup.progress, ...o });
+    const { dir } = localOnly(corpus, 'eval --ann-recall');
+    return measureAnnRecall({ dir, dense, queries: vectors, progress: setup.progress, ...o });
   });
 }
 

@@ -91,6 +91,8 @@ export async function serve(cfg: ServeConfig): Promise<void> {
  */
 function missingPresets(cfg: ServeConfig): string[] {
   const out: string[] = [];
+  // an engine's corpora are pushed with build-index --backend, never built on first run
+  if (cfg.backend) return out;
   for (const name of cfg.corpora) {
     if (existsSync(join(cfg.indexDir, name, INDEX_FILES.manifest))) continue;
     if (!getPreset(name)) continue;
@@ -149,7 +151,7 @@ function observed({ retriever, batchers }: OpenedRetriever, metrics: ServerMetri
   const caches = (): Array<[string, Sized]> => [
     ['results', retriever.cache],
     ...batchers.map((b): [string, Sized] => ['vectors', b.vectorCache]),
-    ...retriever.corpora.map((c): [string, Sized] => ['filters', c.filters]),
+    ...retriever.corpora.flatMap((c): Array<[string, Sized]> => (c.kind === 'local' ? [['filters', c.filters]] : [])),
   ];
   const sum = (pick: (c: Sized) => number) => () => {
     const byName = new Map<string, number>();

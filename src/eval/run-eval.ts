@@ -1,3 +1,4 @@
+import { localOnly } from '../search/engine-corpus.js';
 import type { Retriever } from '../search/retriever.js';
 import type { SearchHit, SearchMode } from '../search/types.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
@@ -13,6 +14,12 @@ export interface EvalOptions {
   /** GraphRAG-Bench: share of the evidence's terms a chunk must contain to count. */
   evidenceThreshold: number;
   progress: boolean;
+  /**
+   * The chunk texts that evidence is matched against; by default the
+   * corpus's own store. A corpus served from an engine is judged against the
+   * local store it was pushed from.
+   */
+  judgeStore?: { contentsRange(from: number, to: number): string[] };
 }
 
 export interface EvalRow {
@@ -44,7 +51,8 @@ export async function runEval(queries: EvalQuery[], opts: EvalOptions): Promise<
   const docLevel = queries.some((q) => q.judge.kind === 'docs' || q.judge.kind === 'titles');
   const chunked = corpus.manifest.corpus.chunks > corpus.manifest.corpus.documents;
   const depth = Math.min(opts.retriever.opts.maxTopK, docLevel && chunked ? maxK * 5 : maxK);
-  const judge = createJudge(corpus.store, corpus.manifest.corpus.chunks, opts);
+  const store = opts.judgeStore ?? localOnly(corpus, 'eval').store;
+  const judge = createJudge(store, corpus.manifest.corpus.chunks, opts);
   const rows: EvalRow[] = [];
   for (const mode of opts.modes) {
     const progress = createProgress({

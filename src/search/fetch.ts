@@ -1,5 +1,6 @@
 import { RetrieverError } from '../errors.js';
 import type { ChunkRecord } from '../store/chunk-store.js';
+import type { ServedCorpus } from './engine-corpus.js';
 import type { Retriever } from './retriever.js';
 
 export interface FetchRequest {
@@ -25,7 +26,7 @@ export const FETCH_LIMITS = { maxIds: 100, maxAround: 20, maxChunks: 200 } as co
  * Full chunk texts by chunk id, or a document's chunks by doc id. Ids are
  * only ever bound as SQL parameters and looked up in the served corpora.
  */
-export function fetchChunks(retriever: Retriever, req: FetchRequest): FetchResult {
+export async function fetchChunks(retriever: Retriever, req: FetchRequest): Promise<FetchResult> {
   const given = [req.ids !== undefined, req.id !== undefined, req.doc_id !== undefined].filter(Boolean).length;
   if (given !== 1) {
     throw new RetrieverError('BAD_INPUT', 'fetch needs exactly one of "ids" (list), "id" or "doc_id"');
@@ -48,10 +49,11 @@ export function fetchChunks(retriever: Retriever, req: FetchRequest): FetchResul
   if (req.doc_id !== undefined) {
     const docId = req.doc_id;
     for (const corpus of candidates) {
+      const source = reader(corpus);
       const found =
         req.position !== undefined
-          ? corpus.store.getDocumentRange(docId, req.position - around, req.position + around)
-          : corpus.store.getDocumentChunks(docId, FETCH_LIMITS.maxChunks + 1);
+          ? await source.getDocumentRange(docId, req.position - around, req.position + around)
+          : await source.getDocumentChunks(docId, FETCH_LIMITS.maxChunks + 1);
       if (found.length === 0) continue;
       corpusName = corpus.name;
       for (const c of found) push(c);
@@ -68,11 +70,12 @@ export function fetchChunks(retriever: Retriever, req: FetchRequest): FetchResul
   for (const id of ids) {
     let hit: ChunkRecord | undefined;
     for (const corpus of candidates) {
-      hit = corpus.store.getChunkById(id);
+      const source = reader(corpus);
+      hit = (await source.getChunksById([id]))[0];
       if (!hit) continue;
       corpusName = corpus.name;
       if (around > 0) {
-        for (const c of corpus.store.getDocumentRange(hit.docId, hit.position - around, hit.position + around)) push(c);
+        for (const c of await source.getDocumentRange(hit.docId, hit.position - around, hit.position + around)) push(c);
       } else push(hit);
       break;
     }
@@ -80,4 +83,21 @@ export function fetchChunks(retriever: Retriever, req: FetchRequest): FetchResul
     if (chunks.length >= FETCH_LIMITS.maxChunks) truncated = true;
   }
   return { corpus: corpusName, chunks, missing, truncated };
+}
+
+type ChunkReader = Pick<
+  Extract<ServedCorpus, { kind: 'engine' }>,
+  'getChunksById' | 'getDocumentRange' | 'getDocumentChunks'
+>;
+
+/** The chunk lookups of a corpus: its engine's, or its SQLite store's. */
+function reader(c: ServedCorpus): ChunkReader {
+  if (c.kind === 'engine') return c;
+  const store = c.store;
+  return {
+    getChunksById: (ids) =>
+      Promise.resolve(ids.map((id) => store.getChunkById(id)).filter((r): r is ChunkRecord => r !== undefined)),
+    getDocumentRange: (docId, from, to) => Promise.resolve(store.getDocumentRange(docId, from, to)),
+    getDocumentChunks: (docId, limit) => Promise.resolve(store.getDocumentChunks(docId, limit)),
+  };
 }

@@ -19,6 +19,7 @@ import type { DenseArm } from '../core/contracts.js';
 
 /** One served corpus: its checked manifest, chunk store, BM25 arm and optional dense arm. */
 export interface OpenCorpus {
+  readonly kind: 'local';
   readonly name: string;
   readonly dir: string;
   readonly manifest: Manifest;
@@ -179,6 +180,7 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
     const modes: SearchMode[] = dense ? ['hybrid', 'dense', 'bm25'] : ['bm25'];
     let facets: Facets | undefined;
     return {
+      kind: 'local',
       name,
       dir,
       manifest,

@@ -5,6 +5,8 @@ import { parseFilter } from './filters.js';
 import { ResultCache } from './result-cache.js';
 import { TurnQueue } from './turn-queue.js';
 import type { OpenCorpus } from './open-corpus.js';
+import type { EngineCorpus, ServedCorpus } from './engine-corpus.js';
+import type { ParsedFilter } from './filters.js';
 import type { ScoredHit } from '../core/top-k.js';
 import type { SearchHit, SearchMode, SearchResult } from './types.js';
 import type { ChunkFilter, QueryEncoder } from '../core/contracts.js';
@@ -49,7 +51,7 @@ export function topKBounds(maxTopK: number): { min: number; max: number } {
  * one instance serves every transport.
  */
 export class Retriever {
-  private readonly byName: Map<string, OpenCorpus>;
+  private readonly byName: Map<string, ServedCorpus>;
   readonly cache: ResultCache;
   /** Every request's synchronous work, one task a turn (turn-queue.ts). */
   private readonly turns = new TurnQueue();
@@ -59,7 +61,7 @@ export class Retriever {
    * corpora built with the same encoder share one instance.
    */
   constructor(
-    readonly corpora: readonly OpenCorpus[],
+    readonly corpora: readonly ServedCorpus[],
     private readonly encoders: ReadonlyMap<string, QueryEncoder>,
     readonly opts: RetrieverOptions,
   ) {
@@ -67,7 +69,7 @@ export class Retriever {
     this.byName = new Map(corpora.map((c) => [c.name, c]));
     this.cache = new ResultCache({ maxEntries: opts.cacheSize ?? 0, maxBytes: opts.cacheBytes ?? 0 });
     for (const c of corpora) {
-      if (c.dense && !encoders.has(c.name)) {
+      if (c.manifest.dense && c.modes.includes('dense') && !encoders.has(c.name)) {
         throw new RetrieverError('MODEL', `corpus ${c.name} has a dense index but no query encoder is loaded`);
       }
       if (opts.mode && !c.modes.includes(opts.mode)) {
@@ -81,15 +83,15 @@ export class Retriever {
 
   /** Closes every corpus and encoder (each encoder once, however many corpora share it). */
   async close(): Promise<void> {
-    for (const c of this.corpora) c.close();
+    await Promise.all(this.corpora.map((c) => c.close()));
     await Promise.all([...new Set(this.encoders.values())].map((e) => e.close?.()));
   }
 
-  get defaultCorpus(): OpenCorpus {
-    return this.corpora[0] as OpenCorpus;
+  get defaultCorpus(): ServedCorpus {
+    return this.corpora[0] as ServedCorpus;
   }
 
-  corpus(name?: string): OpenCorpus {
+  corpus(name?: string): ServedCorpus {
     if (name === undefined || name === '') return this.defaultCorpus;
     const c = this.byName.get(name);
     if (!c) {
@@ -101,7 +103,7 @@ export class Retriever {
     return c;
   }
 
-  modeFor(corpus: OpenCorpus, mode?: SearchMode): SearchMode {
+  modeFor(corpus: ServedCorpus, mode?: SearchMode): SearchMode {
     const m = mode ?? this.opts.mode ?? (corpus.modes.includes('hybrid') ? 'hybrid' : 'bm25');
     if (!corpus.modes.includes(m)) {
       throw new RetrieverError(
@@ -152,14 +154,11 @@ export class Retriever {
     const out: Array<SearchResult | undefined> = keys.map((k) => this.cache.get(k));
     const todo = texts.map((_, i) => i).filter((i) => out[i] === undefined);
     if (todo.length > 0) {
-      const filter = parsed ? corpus.filters.resolve(parsed) : undefined;
-      const fresh = await this.compute(
-        corpus,
-        mode,
-        topK,
-        todo.map((i) => texts[i] as string),
-        filter,
-      );
+      const batch = todo.map((i) => texts[i] as string);
+      const fresh =
+        corpus.kind === 'engine'
+          ? await this.computeOnEngine(corpus, mode, topK, batch, parsed)
+          : await this.compute(corpus, mode, topK, batch, parsed ? corpus.filters.resolve(parsed) : undefined);
       todo.forEach((i, j) => {
         out[i] = fresh[j];
         this.cache.set(keys[i] as string, fresh[j] as SearchResult);
@@ -210,6 +209,44 @@ export class Retriever {
     return out;
   }
 
+  /**
+   * The same request on a corpus in a search engine: the engine runs both
+   * arms (filters inside each), and the hits are fused here with the same RRF
+   * and tie-break as local hits.
+   */
+  private async computeOnEngine(
+    corpus: EngineCorpus,
+    mode: SearchMode,
+    topK: number,
+    texts: string[],
+    filter: ParsedFilter | undefined,
+  ): Promise<SearchResult[]> {
+    const depth = mode === 'hybrid' ? Math.max(this.opts.candidates, topK) : topK;
+    const vectors = mode === 'bm25' ? null : await this.embed(corpus, texts);
+    const arms: Array<'bm25' | 'dense'> = mode === 'hybrid' ? ['bm25', 'dense'] : [mode];
+    const answers = await Promise.all(
+      texts.map((text, i) =>
+        corpus.searchArms({ text, vector: vectors ? (vectors[i] as Float32Array) : null, arms, depth, filter }),
+      ),
+    );
+    return answers.map((a) => {
+      const lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }> = [];
+      if (a.bm25) lists.push({ arm: 'bm25', hits: a.bm25, weight: this.opts.weights.bm25 });
+      if (a.dense) lists.push({ arm: 'dense', hits: a.dense, weight: this.opts.weights.dense });
+      const results = this.fuse(mode, lists, topK, (num) => a.records.get(num)?.id ?? '').map((f, i) => {
+        const rec = a.records.get(f.num);
+        if (!rec) throw new RetrieverError('ENGINE', `the engine returned chunk ${f.num} without its record`);
+        return toHit(rec, i + 1, f);
+      });
+      return {
+        corpus: corpus.name,
+        mode,
+        results,
+        ...(a.filterMatches !== undefined ? { filter_matches: a.filterMatches } : {}),
+      };
+    });
+  }
+
   /** Runs other synchronous work of a request (serialising a large answer) in the same turns as searches. */
   inTurn<T extends object | string | number | boolean | null | undefined>(work: () => T): Promise<T> {
     return this.turns.run(work);
@@ -220,7 +257,7 @@ export class Retriever {
     return this.embed(this.corpus(corpusName), texts);
   }
 
-  private embed(corpus: OpenCorpus, texts: string[]): Promise<Float32Array[]> {
+  private embed(corpus: ServedCorpus, texts: string[]): Promise<Float32Array[]> {
     const encoder = this.encoders.get(corpus.name);
     if (!encoder)
       return Promise.reject(new RetrieverError('MODEL', `no query encoder is loaded for corpus ${corpus.name}`));
@@ -233,27 +270,29 @@ export class Retriever {
     lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }>,
     topK: number,
   ): SearchHit[] {
-    let fused: FusedHit[];
-    if (mode === 'hybrid') {
-      fused = fuseRrf(lists, {
-        k: this.opts.rrfK,
-        topK,
-        idOf: (num) => corpus.store.getChunkId(num) ?? '',
-      });
-    } else {
-      const list = lists[0] as { arm: string; hits: ScoredHit[] };
-      fused = list.hits.slice(0, topK).map((h, i) => ({
-        num: h.num,
-        score: h.score,
-        ranks: { [list.arm]: i + 1 },
-        scores: { [list.arm]: h.score },
-      }));
-    }
+    const fused = this.fuse(mode, lists, topK, (num) => corpus.store.getChunkId(num) ?? '');
     return fused.map((f, i) => {
       const rec = corpus.store.getChunk(f.num);
       if (!rec) throw new RetrieverError('INDEX_CORRUPT', `chunk ${f.num} is missing from ${corpus.store.path}`);
       return toHit(rec, i + 1, f);
     });
+  }
+
+  /** RRF over the arms for hybrid; otherwise the one arm's list cut to top_k. Ties break on chunk id. */
+  private fuse(
+    mode: SearchMode,
+    lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }>,
+    topK: number,
+    idOf: (num: number) => string,
+  ): FusedHit[] {
+    if (mode === 'hybrid') return fuseRrf(lists, { k: this.opts.rrfK, topK, idOf });
+    const list = lists[0] as { arm: string; hits: ScoredHit[] };
+    return list.hits.slice(0, topK).map((h, i) => ({
+      num: h.num,
+      score: h.score,
+      ranks: { [list.arm]: i + 1 },
+      scores: { [list.arm]: h.score },
+    }));
   }
 }
 

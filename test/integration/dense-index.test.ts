@@ -1,3 +1,4 @@
+import { localOnly } from '../../src/search/engine-corpus.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { TEST_ANN } from '../helpers/ann.js';
 import { join } from 'node:path';
@@ -185,8 +186,8 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
     const inline = retriever(0);
     const threaded = retriever(2);
     try {
-      expect(threaded.corpora[0]?.bm25Pool?.liveThreads).toBe(2);
-      expect(inline.corpora[0]?.bm25Pool).toBeNull();
+      expect(localOnly(threaded.defaultCorpus, 'test').bm25Pool?.liveThreads).toBe(2);
+      expect(localOnly(inline.defaultCorpus, 'test').bm25Pool).toBeNull();
       const texts = [...QUERIES, 'number 12 river', 'war film king'];
       const one = await Promise.all(texts.map((q) => threaded.search({ query: q, mode: 'hybrid', topK: 20 })));
       const many = await threaded.searchMany(texts, { mode: 'hybrid', topK: 20 });

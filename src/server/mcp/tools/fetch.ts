@@ -32,7 +32,7 @@ export function registerFetch(ctx: ToolContext): void {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) => {
-      const res = fetchChunks(slot.get(), args);
+      const res = await fetchChunks(slot.get(), args);
       const text = [
         ...res.chunks.map(formatChunk),
         ...(res.missing.length > 0 ? [`Not found: ${res.missing.join(', ')}`] : []),

@@ -39,6 +39,8 @@ export function statusFor(code: string): number {
       return 503;
     case 'DEADLINE':
       return 504;
+    case 'ENGINE':
+      return 502;
     default:
       return 500;
   }
