@@ -9,7 +9,7 @@ const LAYERS = [
   ['store', 'hub'],
   ['ingest', 'index', 'encoder'],
   ['search', 'build', 'presets'],
-  ['eval', 'server'],
+  ['eval', 'server', 'engine'],
   ['config.ts'],
   ['app'],
   ['cli'],
@@ -42,11 +42,12 @@ LAYERS.forEach((layer, rank) => {
   }
 });
 
-/** Each native module has exactly one importer, behind an interface of ours. */
+/** Each native module, and the search engine's client, has exactly one importer, behind an interface of ours. */
 const NATIVE = {
   'better-sqlite3': 'src/store/sqlite.ts',
   'onnxruntime-node': 'src/encoder/onnx-session.ts',
   usearch: 'src/index/dense/ann.ts',
+  '@opensearch-project/opensearch': 'src/engine/opensearch/client.ts',
 };
 for (const [mod, owner] of Object.entries(NATIVE)) {
   forbidden.push({

@@ -3,7 +3,10 @@ import { MicroBatcher, type MicroBatchOptions } from '../encoder/micro-batcher.j
 import type { HubConfig } from '../hub/download.js';
 import { openDenseArm, type DenseArmOptions } from '../index/dense/dense-arm.js';
 import type { VerifyMode } from '../index/file-integrity.js';
-import { openCorpus, type OpenCorpus } from '../search/open-corpus.js';
+import { connectEngine } from '../engine/opensearch/client.js';
+import { openEngineCorpus } from '../engine/opensearch/engine-corpus.js';
+import type { ServedCorpus } from '../search/engine-corpus.js';
+import { openCorpus } from '../search/open-corpus.js';
 import { Retriever, type RetrieverOptions } from '../search/retriever.js';
 import type { Logger } from '../util/log.js';
 import { formatCount } from '../util/progress.js';
@@ -22,9 +25,18 @@ export interface RetrieverSetup {
   bm25Threads: number;
   verify: VerifyMode | 'auto';
   log: Logger;
+  /** Serve the corpora from this OpenSearch cluster instead of local index files. */
+  backend?: EngineBackend;
   /** Observers of the encoders' micro-batches (the server's metrics); none for eval. */
   onEncoderBatch?: (size: number) => void;
   onEncoderQueue?: (depth: number) => void;
+}
+
+export interface EngineBackend {
+  /** Node URLs; requests spread over them and fail over between them. */
+  nodes: string[];
+  /** k-NN ef_search; by default the build's own. */
+  efSearch?: number;
 }
 
 export interface OpenedRetriever {
@@ -39,9 +51,19 @@ export interface OpenedRetriever {
  * nothing is returned until all succeed, and whatever opened is closed if any fails.
  */
 export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetriever> {
-  const opened: OpenCorpus[] = [];
+  const opened: ServedCorpus[] = [];
   try {
-    for (const name of setup.corpora) {
+    if (setup.backend) {
+      for (const name of setup.corpora) {
+        // one client per corpus: closing a corpus closes its connections
+        const c = await openEngineCorpus(connectEngine({ nodes: setup.backend.nodes }), name, setup.backend.efSearch);
+        opened.push(c);
+        setup.log.info(
+          `opened ${name} on ${c.location}: ${formatCount(c.manifest.corpus.chunks)} chunks, modes ${c.modes.join('/')}, built ${c.manifest.built_at}`,
+        );
+      }
+    }
+    for (const name of setup.backend ? [] : setup.corpora) {
       const c = openCorpus(setup.indexDir, name, {
         openDense: (dir, manifest, hint) =>
           openDenseArm(dir, manifest.dense as NonNullable<typeof manifest.dense>, hint, setup.dense),
@@ -71,7 +93,7 @@ export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetrie
     }
     return { retriever: new Retriever(opened, byCorpus, setup.retriever), batchers: [...batchers.values()] };
   } catch (err) {
-    for (const c of opened) c.close();
+    await Promise.all(opened.map((c) => c.close()));
     throw err;
   }
 }

@@ -8,7 +8,14 @@ import { ANN_DEFAULTS_HELP, DEFAULT_QUANTIZATION } from '../index/dense/ann.js';
 import { RetrieverError } from '../errors.js';
 import { createLogger } from '../util/log.js';
 import { exitWhenDone, failUsage, runMain } from './boundary.js';
-import { batchPadding, checkIndexDir, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
+import {
+  backendNodes,
+  batchPadding,
+  checkIndexDir,
+  checkInt,
+  ENCODER_RUNTIME_OPTIONS,
+  hubConfig,
+} from './shared-options.js';
 
 /** The command's name in help and hints: `build-index`, or `retriever-mcp build` when run as that. */
 let PROG = 'build-index';
@@ -133,6 +140,13 @@ const BUILD_OPTIONS = {
     default: DEFAULTS.buildThreads,
     describe: 'BM25 inversion worker threads (0 = on the main thread)',
   },
+  backend: {
+    type: 'string',
+    describe:
+      'also push the index to an OpenSearch cluster (node URLs, comma-separated); with only --name, push an index already built',
+  },
+  'backend-shards': { type: 'number', default: 3, describe: 'with --backend: primary shards of the pushed index' },
+  'backend-replicas': { type: 'number', default: 1, describe: 'with --backend: replicas of each shard' },
   progress: { type: 'boolean', default: true, describe: 'show progress on stderr' },
   quiet: { type: 'boolean', default: false, describe: 'only print errors and the summary' },
 } as const;
@@ -157,12 +171,46 @@ type BuildArgs = Awaited<ReturnType<typeof parse>>;
 /** build-index: flags → BuildCorpusOptions → app/build-corpus.ts; the summary line goes to stderr. */
 export async function main(argv: string[]): Promise<void> {
   const args = await parse(argv);
-  const options = toBuildOptions(args, argv);
-  const { buildCorpus } = await import('../app/build-corpus.js');
-  const { formatSummary } = await import('../build/build-index.js');
-  const summary = await buildCorpus(options);
-  process.stderr.write(`${formatSummary(summary)}\n`);
+  const nodes = args.backend !== undefined ? backendNodes(args.backend) : undefined;
+  // `--name X --backend URL` alone pushes the index already built (or resumes its push)
+  const build = nodes === undefined || args.input !== undefined || args.corpus !== undefined;
+  if (build) {
+    const options = toBuildOptions(args, argv);
+    const { buildCorpus } = await import('../app/build-corpus.js');
+    const { formatSummary } = await import('../build/build-index.js');
+    const summary = await buildCorpus(options);
+    process.stderr.write(`${formatSummary(summary)}\n`);
+  }
+  if (nodes !== undefined) await push(args, nodes);
 }
+
+async function push(args: BuildArgs, nodes: string[]): Promise<void> {
+  const name = args.name ?? args.corpus;
+  if (name === undefined) throw new RetrieverError('BAD_INPUT', '--backend needs --name NAME (or --corpus PRESET)');
+  checkIndexDir(args['index-dir']);
+  checkInt('--backend-shards', args['backend-shards'], 1, 1024);
+  checkInt('--backend-replicas', args['backend-replicas'], 0, 16);
+  const dirFlag = args['index-dir'] !== DEFAULTS.indexDir ? ` --index-dir ${shellQuote(args['index-dir'])}` : '';
+  interruptHint = `the push keeps what reached the engine; resume it with: ${PROG} --name ${name}${dirFlag} --backend ${shellQuote(nodes.join(','))}`;
+  const { pushToEngine } = await import('../app/push-corpus.js');
+  const r = await pushToEngine({
+    nodes,
+    indexDir: args['index-dir'],
+    name,
+    shards: args['backend-shards'],
+    replicas: args['backend-replicas'],
+    progress: args.progress && !args.quiet,
+    log: createLogger(args.quiet ? 'warn' : 'info'),
+  });
+  process.stderr.write(
+    r.upToDate
+      ? `${name}: already in the engine as ${r.index}; nothing to push\n`
+      : `pushed ${name}: ${r.chunks} chunks into ${r.index}${r.resumedAt > 0 ? ` (resumed at ${r.resumedAt})` : ''} in ${r.seconds.toFixed(1)} s; serve it with: retriever-mcp --corpus ${name} --backend ${shellQuote(nodes.join(','))}\n`,
+  );
+}
+
+/** What an interrupt says, once a push has started (a build's hint otherwise). */
+let interruptHint: string | undefined;
 
 function toBuildOptions(args: BuildArgs, argv: string[]): BuildCorpusOptions {
   checkIndexDir(args['index-dir']);
@@ -265,8 +313,10 @@ export async function run(argv: string[] = hideBin(process.argv), as = 'build-in
   const onSignal = (signal: NodeJS.Signals): void => {
     // finished phases are kept in the partial directory and nothing was published
     process.stderr.write(
-      `\n${PROG}: interrupted by ${signal}; nothing was published (the previous index, if any, still serves). ` +
-        `Resume with: ${rebuildCommand(argv)} --resume\n`,
+      interruptHint !== undefined
+        ? `\n${PROG}: interrupted by ${signal}; ${interruptHint}\n`
+        : `\n${PROG}: interrupted by ${signal}; nothing was published (the previous index, if any, still serves). ` +
+            `Resume with: ${rebuildCommand(argv)} --resume\n`,
     );
     process.exit(signal === 'SIGINT' ? 130 : 143);
   };

@@ -10,13 +10,25 @@ import type { ServeConfig } from '../app/serve.js';
 import { createLogger, type Logger, type LogLevel } from '../util/log.js';
 import { shellQuote } from '../util/shell-quote.js';
 import { exitWhenDone, failUsage, runMain } from './boundary.js';
-import { batchPadding, checkIndexDir, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
+import {
+  backendNodes,
+  batchPadding,
+  checkIndexDir,
+  checkInt,
+  ENCODER_RUNTIME_OPTIONS,
+  hubConfig,
+} from './shared-options.js';
 
 const PROG = 'retriever-mcp';
 
 const SERVE_OPTIONS = {
   corpus: { type: 'string', array: true, demandOption: true, describe: 'corpus to serve (repeatable)' },
   'index-dir': { type: 'string', default: DEFAULTS.indexDir, describe: 'where indexes live' },
+  backend: {
+    type: 'string',
+    describe:
+      'serve the corpora from an OpenSearch cluster: its node URLs, comma-separated (pushed there by build-index --backend)',
+  },
   transport: {
     choices: ['stdio', 'http'] as const,
     default: 'stdio' as const,
@@ -260,6 +272,14 @@ function retrieverSetup(args: ServeArgs, log: Logger): RetrieverSetup {
     },
     bm25Threads: args['bm25-threads'],
     verify: args.verify,
+    ...(args.backend !== undefined
+      ? {
+          backend: {
+            nodes: backendNodes(args.backend),
+            ...(args['ef-search'] !== undefined ? { efSearch: args['ef-search'] } : {}),
+          },
+        }
+      : {}),
     log,
   };
 }

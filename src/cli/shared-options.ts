@@ -63,3 +63,18 @@ export function checkIndexDir(v: unknown): void {
     );
   }
 }
+
+/** `--backend URL[,URL...]`: the engine's node URLs, each checked for a scheme. */
+export function backendNodes(raw: string): string[] {
+  const nodes = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  if (nodes.length === 0 || nodes.some((n) => !/^https?:\/\/[^/]/.test(n))) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `--backend must be node URLs such as http://127.0.0.1:9200 (comma-separated for several), got "${raw.slice(0, 200)}"`,
+    );
+  }
+  return nodes;
+}

@@ -79,6 +79,7 @@ export class ChunkStore {
   private readonly idStmt: SqliteStatement;
   private readonly termStmt: SqliteStatement;
   private rangeContents: SqliteStatement | undefined;
+  private rangeRecords: SqliteStatement | undefined;
   /** Schema 2: a document's chunk span; chunks by num range. Undefined for schema 1. */
   private readonly spanStmt: SqliteStatement | undefined;
   private readonly numRange: SqliteStatement | undefined;
@@ -194,6 +195,12 @@ export class ChunkStore {
     );
     if (lo > hi || limit <= 0) return [];
     return ((this.numRange as SqliteStatement).all(lo, hi, limit) as ChunkRow[]).map(toRecord);
+  }
+
+  /** Chunks [from, to) in num order, whole records (pushing a corpus to a search engine). */
+  chunkRange(from: number, to: number): ChunkRecord[] {
+    this.rangeRecords ??= this.db.prepare(`${CHUNK_SELECT} WHERE c.num >= ? AND c.num < ? ORDER BY c.num`);
+    return (this.rangeRecords.all(from, to) as ChunkRow[]).map(toRecord);
   }
 
   /** Contents of chunks [from, to) in num order (the embedding pass). */

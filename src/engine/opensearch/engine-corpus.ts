@@ -1,0 +1,257 @@
+import type { ScoredHit } from '../../core/top-k.js';
+import { RetrieverError } from '../../errors.js';
+import type { Manifest } from '../../index/manifest.js';
+import type { EngineArms, EngineCorpus, EngineQuery } from '../../search/engine-corpus.js';
+import type { SearchMode } from '../../search/types.js';
+import type { ChunkRecord, Facets } from '../../store/chunk-store.js';
+import { NO_FACETS } from '../../store/facets.js';
+import type { EngineClient } from './client.js';
+import {
+  aliasFor,
+  CATALOGUE,
+  dotFromScore,
+  filterClauses,
+  HIT_FIELDS,
+  toChunkRecord,
+  unitVector,
+  type CatalogueEntry,
+  type ChunkSource,
+} from './schema.js';
+
+/** Searches retried after an answer with failed shards (a node going down mid-request). */
+const SHARD_RETRIES = 3;
+
+interface SearchBody {
+  hits: { hits: Array<{ _score: number; _source: ChunkSource }>; total?: { value: number } };
+  _shards?: { failed?: number };
+  error?: { reason?: string };
+  status?: number;
+}
+
+/** The hint that ends every "not in the engine" message. */
+function pushHint(name: string, location: string): string {
+  return `push it with \`build-index --name ${name} --backend ${location}\` (after building it locally)`;
+}
+
+/**
+ * Opens corpus `name` in the engine: its catalogue record must say the push
+ * completed, and the index must hold as many chunks as the manifest.
+ */
+export async function openEngineCorpus(
+  client: EngineClient,
+  name: string,
+  efSearch: number | undefined,
+): Promise<EngineCorpus> {
+  try {
+    return await open(client, name, efSearch);
+  } catch (err) {
+    await client.close();
+    throw err;
+  }
+}
+
+async function open(client: EngineClient, name: string, efSearch: number | undefined): Promise<EngineCorpus> {
+  const entry = await readCatalogue(client, name);
+  if (!entry) {
+    const have = await listEngineCorpora(client);
+    throw new RetrieverError(
+      'INDEX_MISSING',
+      `no corpus ${name} in the engine at ${client.location} (it holds ${have.length > 0 ? have.join(', ') : 'none'}): ${pushHint(name, client.location)}`,
+    );
+  }
+  if (entry.state !== 'ready') {
+    throw new RetrieverError(
+      'INDEX_MISSING',
+      `the push of ${name} to ${client.location} stopped at ${entry.pushed} of ${entry.chunks} chunks: run \`build-index --name ${name} --backend ${client.location}\` again to resume it`,
+    );
+  }
+  let manifest: Manifest;
+  try {
+    manifest = JSON.parse(entry.manifest) as Manifest;
+  } catch (err) {
+    throw new RetrieverError(
+      'INDEX_CORRUPT',
+      `the engine's record of ${name} holds no readable manifest: ${pushHint(name, client.location)}`,
+      {
+        cause: err,
+      },
+    );
+  }
+  const alias = aliasFor(name);
+  const { body: count } = await client.request<{ count: number }>({ method: 'GET', path: `/${alias}/_count` });
+  if (count.count !== manifest.corpus.chunks) {
+    throw new RetrieverError(
+      'INDEX_CORRUPT',
+      `${alias} on ${client.location} holds ${count.count} chunks but the manifest says ${manifest.corpus.chunks}: ${pushHint(name, client.location)}`,
+    );
+  }
+  const facets = await readFacets(client, alias);
+  const modes: SearchMode[] = manifest.dense ? ['hybrid', 'dense', 'bm25'] : ['bm25'];
+  const ef = efSearch ?? manifest.dense?.ann?.expansion_search ?? 100;
+  return {
+    kind: 'engine',
+    name,
+    manifest,
+    modes,
+    location: client.location,
+    facets: () => facets,
+    searchArms: (q) => searchArms(client, alias, q, ef),
+    getChunksById: async (ids) => {
+      const hits = await search(client, alias, { size: ids.length, query: { terms: { id: [...ids] } } });
+      const byId = new Map(hits.map((h) => [h.id, h]));
+      return ids.map((id) => byId.get(id)).filter((r): r is ChunkRecord => r !== undefined);
+    },
+    getDocumentRange: (docId, from, to) =>
+      search(client, alias, {
+        size: Math.max(0, Math.min(to, 10_000) - Math.max(0, from) + 1),
+        query: {
+          bool: { filter: [{ term: { doc_id: docId } }, { range: { position: { gte: Math.max(0, from), lte: to } } }] },
+        },
+        sort: [{ position: 'asc' }],
+      }),
+    getDocumentChunks: (docId, limit) =>
+      search(client, alias, { size: limit, query: { term: { doc_id: docId } }, sort: [{ position: 'asc' }] }),
+    close: () => client.close(),
+  };
+}
+
+export async function readCatalogue(client: EngineClient, name: string): Promise<CatalogueEntry | undefined> {
+  const { status, body } = await client.request<{ found?: boolean; _source?: CatalogueEntry }>({
+    method: 'GET',
+    path: `/${CATALOGUE}/_doc/${encodeURIComponent(name)}`,
+    allow: [404],
+  });
+  return status === 404 || !body.found ? undefined : body._source;
+}
+
+/** The names of the corpora pushed to the engine (complete or not). */
+export async function listEngineCorpora(client: EngineClient): Promise<string[]> {
+  const { status, body } = await client.request<{ hits?: { hits: Array<{ _id: string }> } }>({
+    method: 'GET',
+    path: `/${CATALOGUE}/_search`,
+    body: { size: 1000, _source: false, sort: [{ name: 'asc' }] },
+    allow: [404],
+  });
+  return status === 404 ? [] : (body.hits?.hits ?? []).map((h) => h._id);
+}
+
+/**
+ * Both arms in one _msearch round trip (and a count of the filter's matches
+ * when there is a filter). Partial answers are refused by the engine and
+ * retried here, so a node that dies mid-request costs time, not results.
+ */
+async function searchArms(client: EngineClient, alias: string, q: EngineQuery, efSearch: number): Promise<EngineArms> {
+  const filter = filterClauses(q.filter);
+  const bodies: Array<Record<string, unknown>> = [];
+  const order: Array<'bm25' | 'dense' | 'count'> = [];
+  const header = { index: alias, allow_partial_search_results: false };
+  if (q.arms.includes('bm25')) {
+    order.push('bm25');
+    // global term statistics: the same BM25 scores however the chunks are spread over shards
+    bodies.push(
+      { ...header, search_type: 'dfs_query_then_fetch' },
+      {
+        size: q.depth,
+        _source: HIT_FIELDS,
+        query: { bool: { must: { match: { contents: q.text } }, filter } },
+      },
+    );
+  }
+  if (q.arms.includes('dense')) {
+    if (!q.vector) throw new RetrieverError('INTERNAL', 'a dense search came without its query vector');
+    order.push('dense');
+    const knn: Record<string, unknown> = {
+      vector: unitVector(q.vector),
+      k: q.depth,
+      method_parameters: { ef_search: Math.max(efSearch, q.depth) },
+    };
+    if (filter.length > 0) knn['filter'] = { bool: { filter } };
+    bodies.push(header, { size: q.depth, _source: HIT_FIELDS, query: { knn: { vector: knn } } });
+  }
+  if (filter.length > 0) {
+    order.push('count');
+    bodies.push(header, { size: 0, track_total_hits: true, query: { bool: { filter } } });
+  }
+  for (let attempt = 0; ; attempt++) {
+    const { body } = await client.request<{ responses: SearchBody[] }>({
+      method: 'POST',
+      path: '/_msearch',
+      ndjson: bodies,
+    });
+    const failed = body.responses.find((r) => r.error || (r._shards?.failed ?? 0) > 0);
+    if (failed) {
+      if (attempt < SHARD_RETRIES) {
+        await sleep(50 * 2 ** attempt);
+        continue;
+      }
+      throw new RetrieverError(
+        'ENGINE',
+        `the engine at ${client.location} could not search every shard of ${alias}: ${failed.error?.reason ?? 'shards failed'}`,
+      );
+    }
+    const out: EngineArms = { records: new Map() };
+    body.responses.forEach((r, i) => {
+      const arm = order[i];
+      if (arm === 'count') {
+        out.filterMatches = r.hits.total?.value ?? 0;
+        return;
+      }
+      const hits: ScoredHit[] = r.hits.hits.map((h) => {
+        out.records.set(h._source.num, toChunkRecord(h._source));
+        return { num: h._source.num, score: arm === 'dense' ? dotFromScore(h._score) : h._score };
+      });
+      if (arm === 'bm25') out.bm25 = hits;
+      else if (arm === 'dense') out.dense = hits;
+    });
+    return out;
+  }
+}
+
+async function search(client: EngineClient, alias: string, body: Record<string, unknown>): Promise<ChunkRecord[]> {
+  if ((body['size'] as number) <= 0) return [];
+  const { body: res } = await client.request<SearchBody>({
+    method: 'POST',
+    path: `/${alias}/_search`,
+    body: { _source: HIT_FIELDS, ...body },
+  });
+  return res.hits.hits.map((h) => toChunkRecord(h._source));
+}
+
+/** Sources, categories (document counts: one first chunk per document) and the date range. */
+async function readFacets(client: EngineClient, alias: string): Promise<Facets> {
+  const { body } = await client.request<{
+    aggregations?: {
+      sources: { buckets: Array<{ key: string; doc_count: number }> };
+      categories: { buckets: Array<{ key: string; doc_count: number }> };
+      first: { value_as_string?: string };
+      last: { value_as_string?: string };
+    };
+  }>({
+    method: 'POST',
+    path: `/${alias}/_search`,
+    body: {
+      size: 0,
+      query: { term: { position: 0 } },
+      aggs: {
+        sources: { terms: { field: 'source', size: 50 } },
+        categories: { terms: { field: 'category', size: 50 } },
+        first: { min: { field: 'published_at', format: 'yyyy-MM-dd' } },
+        last: { max: { field: 'published_at', format: 'yyyy-MM-dd' } },
+      },
+    },
+  });
+  const a = body.aggregations;
+  if (!a) return NO_FACETS;
+  const bucket = (b: { key: string; doc_count: number }) => ({ value: b.key, documents: b.doc_count });
+  const first = a.first.value_as_string;
+  const last = a.last.value_as_string;
+  return {
+    sources: a.sources.buckets.map(bucket),
+    categories: a.categories.buckets.map(bucket),
+    published: first && last ? { first, last } : null,
+  };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
