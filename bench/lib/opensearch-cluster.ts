@@ -1,0 +1,200 @@
+/**
+ * A real OpenSearch cluster on this machine for the engine-backend tests and
+ * benches: N nodes, each its own JVM process with its own data directory and
+ * ports on 127.0.0.1, all cluster-manager eligible. Installed from Maven
+ * Central by bench/engines/install-opensearch.sh on first use.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const INSTALLER = join(REPO, 'bench/engines/install-opensearch.sh');
+
+export interface ClusterNode {
+  name: string;
+  url: string;
+  child: ChildProcess;
+  /** Resolves when the process has exited. */
+  exited: Promise<void>;
+}
+
+export interface Cluster {
+  nodes: ClusterNode[];
+  urls: string[];
+  /** SIGKILLs node i (no shutdown, as a crash or a pulled cable). */
+  kill(i: number): Promise<void>;
+  /** Stops every node and removes the data directories. */
+  stop(): Promise<void>;
+}
+
+/** Why a cluster cannot start here (no Java, no way to install), or undefined when it can. */
+export function clusterUnavailable(): string | undefined {
+  if (spawnSync('java', ['-version']).status !== 0) return 'no java on PATH';
+  for (const tool of ['curl', 'unzip']) {
+    if (spawnSync('sh', ['-c', `command -v ${tool}`]).status !== 0) return `no ${tool} on PATH`;
+  }
+  return undefined;
+}
+
+/** Installs OpenSearch + k-NN (once) and returns its home directory. */
+export function installOpenSearch(): string {
+  const r = spawnSync('bash', [INSTALLER], { encoding: 'utf8', timeout: 600_000 });
+  if (r.status !== 0) throw new Error(`install-opensearch.sh failed (${r.status}): ${r.stderr}`);
+  return r.stdout.trim().split('\n').at(-1) as string;
+}
+
+function javaHome(): string {
+  const java = spawnSync('sh', ['-c', 'readlink -f "$(command -v java)"'], { encoding: 'utf8' }).stdout.trim();
+  return dirname(dirname(java));
+}
+
+/** OpenSearch refuses to run as root: nodes run as nobody when this process is root. */
+const AS_ROOT = process.getuid?.() === 0;
+const NOBODY = 65534;
+
+export async function startCluster(o: { nodes: number; heapMb?: number; basePort?: number }): Promise<Cluster> {
+  const home = installOpenSearch();
+  const base = o.basePort ?? 19200 + Math.floor(Math.random() * 400) * 2;
+  const root = mkdtempSync(join(tmpdir(), 'rmcp-opensearch-'));
+  const names = Array.from({ length: o.nodes }, (_, i) => `n${i + 1}`);
+  const transport = names.map((_, i) => `127.0.0.1:${base + 1000 + i}`);
+  const nodes: ClusterNode[] = [];
+  const jvm = readFileSync(join(home, 'config/jvm.options'), 'utf8')
+    .split('\n')
+    .filter((l) => !/^-Xm[sx]/.test(l) && !l.includes('Xlog:gc'))
+    .concat([`-Xms${o.heapMb ?? 512}m`, `-Xmx${o.heapMb ?? 512}m`])
+    .join('\n');
+  for (const [i, name] of names.entries()) {
+    const dir = join(root, name);
+    for (const sub of ['data', 'logs', 'config', 'tmp']) mkdirSync(join(dir, sub), { recursive: true });
+    writeFileSync(join(dir, 'config/jvm.options'), `${jvm}\n`);
+    writeFileSync(join(dir, 'config/log4j2.properties'), readFileSync(join(home, 'config/log4j2.properties')));
+    writeFileSync(
+      join(dir, 'config/opensearch.yml'),
+      [
+        `cluster.name: rmcp-test`,
+        `node.name: ${name}`,
+        `network.host: 127.0.0.1`,
+        `http.port: ${base + i}`,
+        `transport.port: ${base + 1000 + i}`,
+        `path.data: ${join(dir, 'data')}`,
+        `path.logs: ${join(dir, 'logs')}`,
+        `discovery.seed_hosts: [${transport.map((t) => `"${t}"`).join(', ')}]`,
+        `cluster.initial_cluster_manager_nodes: [${names.map((n) => `"${n}"`).join(', ')}]`,
+        // a 2-core machine: keep the disk watermarks from blocking writes on a fullish disk
+        `cluster.routing.allocation.disk.threshold_enabled: false`,
+        // a node that leaves is noticed within seconds, not the default 30 s
+        `cluster.fault_detection.follower_check.interval: 500ms`,
+        `cluster.fault_detection.follower_check.timeout: 2s`,
+        `cluster.fault_detection.follower_check.retry_count: 2`,
+        `cluster.fault_detection.leader_check.interval: 500ms`,
+        `cluster.fault_detection.leader_check.timeout: 2s`,
+        `cluster.fault_detection.leader_check.retry_count: 2`,
+        '',
+      ].join('\n'),
+    );
+    if (AS_ROOT) chownTree(i === 0 ? root : dir);
+    const env = {
+      ...process.env,
+      OPENSEARCH_JAVA_HOME: process.env['OPENSEARCH_JAVA_HOME'] ?? javaHome(),
+      OPENSEARCH_PATH_CONF: join(dir, 'config'),
+      OPENSEARCH_TMPDIR: join(dir, 'tmp'),
+    };
+    const cmd = join(home, 'bin/opensearch');
+    const child = AS_ROOT
+      ? spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', cmd], {
+          cwd: dir,
+          env,
+          stdio: 'ignore',
+          detached: true,
+        })
+      : spawn(cmd, [], { cwd: dir, env, stdio: 'ignore', detached: true });
+    const exited = new Promise<void>((r) => child.on('exit', () => r()));
+    nodes.push({ name, url: `http://127.0.0.1:${base + i}`, child, exited });
+  }
+  const cluster: Cluster = {
+    nodes,
+    urls: nodes.map((n) => n.url),
+    kill: async (i) => {
+      const n = nodes[i] as ClusterNode;
+      killGroup(n.child, 'SIGKILL');
+      await n.exited;
+    },
+    stop: async () => {
+      for (const n of nodes) killGroup(n.child, 'SIGTERM');
+      await Promise.race([Promise.all(nodes.map((n) => n.exited)), sleep(20_000)]);
+      for (const n of nodes) killGroup(n.child, 'SIGKILL');
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+  try {
+    await waitForHealth(cluster.urls[0] as string, o.nodes, root);
+  } catch (err) {
+    await cluster.stop();
+    throw err;
+  }
+  return cluster;
+}
+
+/** Waits until the cluster has all its nodes and is green. */
+async function waitForHealth(url: string, nodes: number, root: string): Promise<void> {
+  const deadline = Date.now() + 180_000;
+  let last = '';
+  while (Date.now() < deadline) {
+    try {
+      const r = await fetch(`${url}/_cluster/health?wait_for_nodes=${nodes}&wait_for_status=green&timeout=2s`);
+      last = await r.text();
+      if (r.status === 200) return;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await sleep(1000);
+  }
+  const logs = existsSync(join(root, 'n1/logs/rmcp-test.log'))
+    ? readFileSync(join(root, 'n1/logs/rmcp-test.log'), 'utf8').slice(-3000)
+    : '(no log)';
+  throw new Error(`OpenSearch cluster did not turn green: ${last}\n${logs}`);
+}
+
+/** Cluster health (status and node count) from any node that answers. */
+export async function clusterHealth(urls: readonly string[]): Promise<{ status: string; number_of_nodes: number }> {
+  for (const u of urls) {
+    try {
+      const r = await fetch(`${u}/_cluster/health`);
+      if (r.ok) return (await r.json()) as { status: string; number_of_nodes: number };
+    } catch {
+      // the next node
+    }
+  }
+  throw new Error('no node answers');
+}
+
+/** The index in `cluster.nodes` of the elected cluster manager (the worst node to lose). */
+export async function managerIndex(cluster: Cluster): Promise<number> {
+  const r = await fetch(`${cluster.urls[0]}/_cat/cluster_manager?h=node`);
+  const name = (await r.text()).trim();
+  const i = cluster.nodes.findIndex((n) => n.name === name);
+  if (i < 0) throw new Error(`no node is cluster manager (${name})`);
+  return i;
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+function chownTree(dir: string): void {
+  const r = spawnSync('chown', ['-R', `${NOBODY}:${NOBODY}`, dir]);
+  if (r.status !== 0) chownSync(dir, NOBODY, NOBODY);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

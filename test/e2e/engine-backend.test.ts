@@ -1,0 +1,237 @@
+import { cpSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  clusterHealth,
+  clusterUnavailable,
+  managerIndex,
+  startCluster,
+  type Cluster,
+} from '../../bench/lib/opensearch-cluster.js';
+import { connectEngine, type EngineClient } from '../../src/engine/opensearch/client.js';
+import { readCatalogue } from '../../src/engine/opensearch/engine-corpus.js';
+import { pushCorpus } from '../../src/engine/opensearch/push.js';
+import { aliasFor } from '../../src/engine/opensearch/schema.js';
+import { silentLogger } from '../../src/util/log.js';
+import { makeAlteredTinyModel, tinyBuildArgs } from '../helpers/encoder.js';
+import { postJson, startHttpServer, type RunningServer } from '../helpers/http-server.js';
+import { connectStdio, runBin, textOf, type ToolText } from '../helpers/mcp.js';
+import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
+
+/**
+ * The engine backend against a real three-node OpenSearch cluster started
+ * here (bench/lib/opensearch-cluster.ts; installed from Maven Central on
+ * first use): push, same answers as the local index, filters, encoder
+ * identity, and a node killed under 256 concurrent clients.
+ */
+const why = !HAS_SHARED ? 'no ../shared' : clusterUnavailable();
+const SOURCES = ['TechCrunch', 'The Verge', 'Fortune', 'BBC News'];
+const CATEGORIES = ['technology', 'business', 'sports'];
+
+describe.skipIf(why !== undefined)('engine backend: OpenSearch, three nodes', () => {
+  const tmp = makeTempDir();
+  const indexDir = join(tmp.dir, 'indexes');
+  let cluster: Cluster;
+  let local: RunningServer;
+  let engine: RunningServer;
+  let queries: string[];
+
+  beforeAll(async () => {
+    cluster = await startCluster({ nodes: 3 });
+    // the MultiHop-RAG surrogate articles, with sources, categories and dates dealt round-robin for the filter checks
+    const articles = (
+      JSON.parse(readFileSync(sharedPath('data/multihop-rag/corpus.surrogate.json'), 'utf8')) as Array<
+        Record<string, string>
+      >
+    ).map((a, i) => ({
+      ...a,
+      source: SOURCES[i % SOURCES.length],
+      category: CATEGORIES[i % CATEGORIES.length],
+      published_at: `2023-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')}T10:00:00+00:00`,
+    }));
+    const input = join(tmp.dir, 'news.json');
+    writeFileSync(input, JSON.stringify(articles));
+    const built = runBin(BIN.build, tinyBuildArgs('news', input, indexDir, 'multihop'));
+    expect(built.status, built.stderr).toBe(0);
+    const pushed = runBin(BIN.build, [
+      ...['--name', 'news', '--index-dir', indexDir, '--backend', cluster.urls.join(',')],
+      ...['--backend-shards', '3', '--backend-replicas', '1', '--no-progress'],
+    ]);
+    expect(pushed.status, pushed.stderr).toBe(0);
+    expect(pushed.stderr).toMatch(/pushed news: \d+ chunks into retriever-mcp-news-/);
+    local = await startHttpServer(['--corpus', 'news', '--index-dir', indexDir, '--cache-size', '0']);
+    engine = await startHttpServer(['--corpus', 'news', '--backend', cluster.urls.join(','), '--cache-size', '0']);
+    queries = (
+      JSON.parse(readFileSync(sharedPath('data/multihop-rag/MultiHopRAG.surrogate.json'), 'utf8')) as Array<{
+        query: string;
+      }>
+    )
+      .slice(0, 40)
+      .map((q) => q.query);
+  }, 600_000);
+
+  afterAll(async () => {
+    await engine?.stop();
+    await local?.stop();
+    await cluster?.stop();
+    tmp.cleanup();
+  });
+
+  const retrieve = async (srv: RunningServer, body: Record<string, unknown>) => {
+    const r = await postJson(`${srv.url}/retrieve`, { topk: 10, ...body });
+    expect(r.status, JSON.stringify(r.json)).toBe(200);
+    return (r.json as unknown as { result: Array<Array<{ id: string; contents: string }>> }).result;
+  };
+
+  it('answers every mode as the local index does (overlap@10)', async () => {
+    for (const [mode, floor] of [
+      ['bm25', 0.95],
+      ['dense', 0.95],
+      ['hybrid', 0.9],
+    ] as const) {
+      const a = await retrieve(local, { queries, mode });
+      const b = await retrieve(engine, { queries, mode });
+      let overlap = 0;
+      for (const [i, list] of a.entries()) {
+        const ids = new Set(list.map((h) => h.id));
+        overlap += (b[i] ?? []).filter((h) => ids.has(h.id)).length / Math.max(1, list.length);
+      }
+      expect(overlap / a.length, mode).toBeGreaterThanOrEqual(floor);
+      // the same chunk texts come back
+      const first = b[0]?.[0];
+      const same = a.flat().find((h) => h.id === first?.id);
+      if (same) expect(first?.contents).toBe(same.contents);
+    }
+  });
+
+  it('applies a metadata filter inside both arms', async () => {
+    const filter = { source: 'fortune', published_after: '2023-06-01' };
+    for (const mode of ['bm25', 'dense', 'hybrid']) {
+      const r = await postJson(`${engine.url}/retrieve`, { queries: [queries[0]], topk: 10, mode, filter });
+      expect(r.status).toBe(200);
+      const lists = (r.json as unknown as { result: Array<Array<{ id: string }>> }).result;
+      const l = await postJson(`${local.url}/retrieve`, { queries: [queries[0]], topk: 10, mode, filter });
+      const want = (l.json as unknown as { result: Array<Array<{ id: string }>> }).result;
+      expect(lists[0]?.length).toBeGreaterThan(0);
+      expect(new Set(lists[0]?.map((h) => h.id))).toEqual(new Set(want[0]?.map((h) => h.id)));
+    }
+  });
+
+  it('serves the MCP tools from the engine as from local files (search, fetch, list_corpora)', async () => {
+    const fromEngine = await connectStdio(['--corpus', 'news', '--backend', cluster.urls.join(',')]);
+    const fromFiles = await connectStdio(['--corpus', 'news', '--index-dir', indexDir]);
+    try {
+      const call = async (s: typeof fromEngine, name: string, args: Record<string, unknown>) => {
+        const r = (await s.client.callTool({ name, arguments: args })) as ToolText;
+        expect(r.isError, textOf(r)).toBeFalsy();
+        return r.structuredContent as Record<string, unknown>;
+      };
+      const search = { query: queries[1], top_k: 5 };
+      const hits = (await call(fromEngine, 'search', search))['results'] as Array<{ id: string; doc_id: string }>;
+      expect(hits.map((h) => h.id)).toEqual(
+        ((await call(fromFiles, 'search', search))['results'] as Array<{ id: string }>).map((h) => h.id),
+      );
+      const hit = hits[0] as { id: string; doc_id: string };
+      for (const args of [{ id: hit.id, around: 1 }, { doc_id: hit.doc_id }, { ids: [hit.id, 'no-such-id'] }]) {
+        expect(await call(fromEngine, 'fetch', args)).toEqual(await call(fromFiles, 'fetch', args));
+      }
+      const listed = (await call(fromEngine, 'list_corpora', {}))['corpora'] as Array<Record<string, unknown>>;
+      expect(listed[0]).toMatchObject({ name: 'news', modes: ['hybrid', 'dense', 'bm25'] });
+      expect((listed[0]?.['facets'] as { sources: unknown[] }).sources).toHaveLength(SOURCES.length);
+    } finally {
+      await fromEngine.close();
+      await fromFiles.close();
+    }
+  });
+
+  it('resumes an interrupted push where it stopped, then serves the same chunk count', async () => {
+    cpSync(join(indexDir, 'news'), join(indexDir, 'resumed'), { recursive: true });
+    const real = connectEngine({ nodes: cluster.urls });
+    let bulks = 0;
+    const failing: EngineClient = {
+      location: real.location,
+      request: (req) => {
+        if (req.path === '/_bulk' && ++bulks === 3) return Promise.reject(new Error('connection lost'));
+        return real.request(req);
+      },
+      close: () => Promise.resolve(),
+    };
+    const o = {
+      indexDir,
+      name: 'resumed',
+      shards: 2,
+      replicas: 1,
+      batchChunks: 100,
+      progress: false,
+      log: silentLogger,
+    };
+    try {
+      await expect(pushCorpus(failing, o)).rejects.toThrow('connection lost');
+      const stopped = await readCatalogue(real, 'resumed');
+      expect(stopped).toMatchObject({ state: 'pushing', pushed: 200 });
+      const again = await pushCorpus(real, o);
+      expect(again.resumedAt).toBe(200);
+      const { body } = await real.request<{ count: number }>({ method: 'GET', path: `/${aliasFor('resumed')}/_count` });
+      expect(body.count).toBe(again.chunks);
+      expect(await readCatalogue(real, 'resumed')).toMatchObject({ state: 'ready', pushed: again.chunks });
+      // a second run finds it complete and sends nothing
+      expect((await pushCorpus(real, o)).upToDate).toBe(true);
+    } finally {
+      await real.close();
+    }
+  });
+
+  it('refuses a query encoder other than the one the pushed index was built with', () => {
+    const altered = makeAlteredTinyModel(join(tmp.dir, 'altered-model'));
+    const r = runBin(BIN.server, ['--corpus', 'news', '--backend', cluster.urls.join(','), '--model-path', altered]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/index news was built with tiny-e5 .* but the server loaded .* model file sha256/);
+  });
+
+  it('names the corpora the engine holds when asked for another', () => {
+    const r = runBin(BIN.server, ['--corpus', 'nope', '--backend', cluster.urls.join(',')]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/no corpus nope in the engine at http:\/\/127\.0\.0\.1:\d+.* \(it holds news, resumed\)/);
+  });
+
+  it('loses no request and no chunk when the cluster manager is killed under 256 clients', async () => {
+    const chunks = JSON.parse(readFileSync(join(indexDir, 'news', 'manifest.json'), 'utf8')).corpus.chunks as number;
+    let ok = 0;
+    const failures: string[] = [];
+    let okAfterKill = 0;
+    let killed = false;
+    let stop = false;
+    const client = async (c: number) => {
+      for (let i = 0; !stop; i++) {
+        const q = queries[(c + i) % queries.length] as string;
+        try {
+          const r = await postJson(`${engine.url}/retrieve`, { queries: [q], topk: 5, mode: 'hybrid' });
+          if (r.status === 200) {
+            ok++;
+            if (killed) okAfterKill++;
+          } else failures.push(`${r.status} ${JSON.stringify(r.json).slice(0, 200)}`);
+        } catch (err) {
+          failures.push((err as Error).message);
+        }
+      }
+    };
+    const load = Promise.all(Array.from({ length: 256 }, (_, c) => client(c)));
+    await new Promise((r) => setTimeout(r, 3000));
+    const before = ok;
+    // the elected cluster manager: a new one must be elected while shards fail over
+    const victim = await managerIndex(cluster);
+    await cluster.kill(victim);
+    killed = true;
+    await new Promise((r) => setTimeout(r, 12_000));
+    stop = true;
+    await load;
+    expect(before).toBeGreaterThan(0);
+    expect(failures.slice(0, 5)).toEqual([]);
+    expect(okAfterKill).toBeGreaterThan(0);
+    const alive = cluster.urls.filter((_, i) => i !== victim);
+    const health = await clusterHealth(alive);
+    expect(health.number_of_nodes).toBe(2);
+    const r = await fetch(`${alive[0]}/${aliasFor('news')}/_count`);
+    expect(((await r.json()) as { count: number }).count).toBe(chunks);
+  }, 120_000);
+});
