@@ -15,60 +15,14 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { openEncoder } from '../src/encoder/load-encoder.js';
-import { loadQueries, type EvalFormat, type EvalQuery } from '../src/eval/queries.js';
+import { loadQueries, type EvalQuery } from '../src/eval/queries.js';
 import { createJudge, type EvalRow } from '../src/eval/run-eval.js';
 import { fuseRrf } from '../src/search/fuse.js';
 import type { SearchHit } from '../src/search/types.js';
-import { silentLogger } from '../src/util/log.js';
-import { arg, BENCH_DATA, ROOT, SHARED, writeResult } from './lib/common.js';
+import { arg, BENCH_DATA, ROOT, writeResult } from './lib/common.js';
+import { DATASETS, type Dataset } from './lib/datasets.js';
 import { fetchRealModel, modelFetchOptions, REAL_MODELS } from './lib/real-models.js';
-import { benchRetriever, openBenchCorpus } from './lib/retriever.js';
-
-interface Dataset {
-  name: string;
-  input: string;
-  format: string;
-  queries: string;
-  queryFormat: EvalFormat;
-  /** The metric the tuning maximises on the tuning half. */
-  objective: string;
-}
-
-const DATASETS: Dataset[] = [
-  {
-    name: '2wiki',
-    input: join(SHARED, 'data/2wiki-200/corpus.jsonl'),
-    format: 'wiki18',
-    queries: join(SHARED, 'data/2wiki-200/queries.jsonl'),
-    queryFormat: 'flashrag',
-    objective: 'R@5',
-  },
-  {
-    name: 'graphrag-medical',
-    input: join(SHARED, 'data/graphrag-bench/medical.json'),
-    format: 'graphrag',
-    queries: join(SHARED, 'data/graphrag-bench/medical_questions.json'),
-    queryFormat: 'graphrag',
-    objective: 'R@5',
-  },
-  {
-    name: 'graphrag-novel',
-    input: join(SHARED, 'data/graphrag-bench/novel.json'),
-    format: 'graphrag',
-    queries: join(SHARED, 'data/graphrag-bench/novel_questions.json'),
-    queryFormat: 'graphrag',
-    objective: 'R@5',
-  },
-  {
-    name: 'multihop',
-    input: join(SHARED, 'data/multihop-rag/corpus.surrogate.json'),
-    format: 'multihop',
-    queries: join(SHARED, 'data/multihop-rag/MultiHopRAG.surrogate.json'),
-    queryFormat: 'multihop',
-    objective: 'R@5',
-  },
-];
+import { benchRetriever, openBenchCorpus, openManifestEncoder } from './lib/retriever.js';
 
 const GRID = {
   k: [5, 10, 20, 40, 60, 100],
@@ -109,23 +63,7 @@ for (const model of models) {
 
 async function measure(d: Dataset, indexDir: string): Promise<Record<string, unknown>> {
   const corpus = openBenchCorpus(indexDir, d.name);
-  const enc = corpus.manifest.dense!.encoder;
-  const { encoder } = await openEncoder(
-    {
-      model: enc.model,
-      modelPath: enc.source.kind === 'local' ? enc.source.path : '',
-      variant: enc.variant,
-      revision: 'main',
-      device: 'cpu',
-      threads: 0,
-      batchSize: 32,
-      maxLength: enc.max_length,
-      pooling: enc.pooling,
-      queryPrefix: enc.query_prefix,
-      passagePrefix: enc.passage_prefix,
-    },
-    { endpoint: '', cacheDir: '', offline: true, log: silentLogger, progress: false },
-  );
+  const encoder = await openManifestEncoder(corpus.manifest.dense!);
   try {
     const retriever = benchRetriever(corpus, encoder, 10);
     const queries = await loadQueries(d.queryFormat, d.queries);

@@ -1,6 +1,11 @@
 import { DEFAULTS } from '../../src/config.js';
 import { openDenseArm } from '../../src/index/dense/dense-arm.js';
+import { openEncoder } from '../../src/encoder/load-encoder.js';
+import type { Encoder } from '../../src/encoder/encoder.js';
+import type { DenseManifest } from '../../src/index/manifest.js';
+import type { ServedCorpus } from '../../src/search/engine-corpus.js';
 import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
+import { silentLogger } from '../../src/util/log.js';
 import { Retriever } from '../../src/search/retriever.js';
 import type { QueryEncoder } from '../../src/core/contracts.js';
 
@@ -28,7 +33,7 @@ export function openBenchCorpus(
 }
 
 /** A retriever over one corpus with the server's default fusion (config.ts DEFAULTS), no result cache. */
-export function benchRetriever(corpus: OpenCorpus, encoder: QueryEncoder, topK: number): Retriever {
+export function benchRetriever(corpus: ServedCorpus, encoder: QueryEncoder, topK: number): Retriever {
   return new Retriever([corpus], new Map([[corpus.name, encoder]]), {
     topK,
     maxTopK: 100,
@@ -56,4 +61,26 @@ export function precomputedEncoder(texts: readonly string[], vectors: Float32Arr
         return vectors.slice(row * dim, (row + 1) * dim);
       }),
   };
+}
+
+/** The query encoder an index was built with, from the local model directory its manifest names. */
+export async function openManifestEncoder(dense: DenseManifest): Promise<Encoder> {
+  const enc = dense.encoder;
+  const { encoder } = await openEncoder(
+    {
+      model: enc.model,
+      modelPath: enc.source.kind === 'local' ? enc.source.path : '',
+      variant: enc.variant,
+      revision: 'main',
+      device: 'cpu',
+      threads: 0,
+      batchSize: 32,
+      maxLength: enc.max_length,
+      pooling: enc.pooling,
+      queryPrefix: enc.query_prefix,
+      passagePrefix: enc.passage_prefix,
+    },
+    { endpoint: '', cacheDir: '', offline: true, log: silentLogger, progress: false },
+  );
+  return encoder;
 }
