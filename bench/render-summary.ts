@@ -68,6 +68,12 @@ const HEADLINES: Record<string, { what: string; command: string; figure: (r: Res
     command: 'node dist/bench/determinism.js',
     figure: (r) => (r['identical'] === true ? 'byte-identical' : 'differ'),
   },
+  'engine-failover': {
+    what: 'OpenSearch backend, 3 nodes: cluster manager killed under 256 clients',
+    command: 'node dist/bench/engine-failover.js',
+    figure: (r) =>
+      `${(r['firstTenSeconds'] as { errors: number }).errors + (r['rest'] as { errors: number }).errors} errors, ${String(r['chunksAfter'])} of ${String(r['chunks'])} chunks after`,
+  },
   'stateless-dispatch': {
     what: 'stateless MCP call, direct dispatch / public SDK path (median p50)',
     command: 'node dist/bench/experiments/stateless-dispatch.js',
@@ -118,6 +124,7 @@ const BLOCKS: Array<{ file: string; name: string; render: () => string }> = [
   { file: 'BENCHMARKS.md', name: 'bm25-real', render: () => renderBm25Real(results) },
   { file: 'BENCHMARKS.md', name: 'scale-corpus', render: () => renderScaleCorpus(results) },
   { file: 'BENCHMARKS.md', name: 'side-by-side', render: () => renderSideBySide(results) },
+  { file: 'BENCHMARKS.md', name: 'engine', render: () => renderEngine(results) },
   { file: 'README.md', name: 'quality', render: () => renderReadmeQuality(results) },
   { file: 'README.md', name: 'side-by-side', render: () => renderReadmeSideBySide(results) },
 ];
@@ -503,4 +510,54 @@ export function renderReadmeSideBySide(results: Record<string, Result>): string 
     }
   }
   return lines.join('\n');
+}
+
+/** The OpenSearch backend beside local files (engine-agreement.ts) and under a node's loss (engine-failover.ts). */
+export function renderEngine(results: Record<string, Result>): string {
+  const out: string[] = [];
+  const a = results['engine-agreement'];
+  if (a) {
+    out.push(
+      '| data set | chunks | mode | overlap@10 | R@5 local | R@5 engine | ms/query local | ms/query engine |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    );
+    for (const d of (a['datasets'] as Array<Record<string, unknown>>) ?? []) {
+      const modes = d['modes'] as Record<string, Record<string, unknown>>;
+      for (const [mode, r] of Object.entries(modes)) {
+        const local = r['local'] as Record<string, number>;
+        const engine = r['engine'] as Record<string, number>;
+        out.push(
+          `| ${String(d['dataset'])} | ${String(d['chunks'])} | ${mode} | ${(r['overlap10'] as number).toFixed(3)} | ${(local['R@5'] ?? NaN).toFixed(4)} | ${(engine['R@5'] ?? NaN).toFixed(4)} | ${(r['localMsPerQuery'] as number).toFixed(1)} | ${(r['engineMsPerQuery'] as number).toFixed(1)} |`,
+        );
+      }
+    }
+    out.push(
+      '',
+      `${String(a['engine'])}; model ${String(a['model'])}. ${(a.date ?? '').slice(0, 10)} at ${a.commit ?? 'unknown'}, [json](bench/results/engine-agreement.json).`,
+    );
+  }
+  const f = results['engine-failover'];
+  if (f) {
+    type Stretch = { seconds: number; qps: number; p50Ms: number; p99Ms: number; maxMs: number; errors: number };
+    const row = (label: string, s: Stretch) =>
+      `| ${label} | ${s.seconds.toFixed(0)} | ${s.qps.toFixed(0)} | ${s.p50Ms.toFixed(0)} | ${s.p99Ms.toFixed(0)} | ${s.maxMs.toFixed(0)} | ${s.errors} |`;
+    if (out.length > 0) out.push('');
+    out.push(
+      '| stretch | seconds | QPS | p50 ms | p99 ms | slowest ms | errors |',
+      '| --- | --- | --- | --- | --- | --- | --- |',
+      row('embedded (local files), reference', f['embedded'] as Stretch),
+      row('engine, before the kill', f['before'] as Stretch),
+      row('engine, first 10 s after the kill', f['firstTenSeconds'] as Stretch),
+      row('engine, the rest', f['rest'] as Stretch),
+      '',
+      `${String(f['clients'])} clients, hybrid top-5 on ${String(f['dataset'])} (${String(f['chunks'])} chunks, ${String(f['model'])}); ${String(f['engine'])}; killed ${String(f['killed'])}. ` +
+        `Longest stretch with no answer: ${(f['longestSilenceMs'] as number).toFixed(0)} ms; throughput back to 80% of the steady rate (3-second mean) ${f['recoveredAfterS'] === null ? 'not within the run' : `after ${String(f['recoveredAfterS'])} s`}; ` +
+        `cluster afterwards ${String((f['clusterAfter'] as { status: string }).status)} with ${String((f['clusterAfter'] as { nodes: number }).nodes)} nodes and ${String(f['chunksAfter'])} chunks. ` +
+        `Server resident memory: ${(f['engineServerRssMiB'] as number).toFixed(0)} MiB on the engine, ${(f['embedded'] as { rssMiB: number }).rssMiB.toFixed(0)} MiB embedded. ` +
+        `${(f.date ?? '').slice(0, 10)} at ${f.commit ?? 'unknown'}, [json](bench/results/engine-failover.json).`,
+    );
+  }
+  return out.length > 0
+    ? out.join('\n')
+    : '_No results yet: run `node dist/bench/engine-agreement.js` and `engine-failover.js`._';
 }

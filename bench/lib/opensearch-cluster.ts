@@ -7,11 +7,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { ROOT } from './common.js';
 
-const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const INSTALLER = join(REPO, 'bench/engines/install-opensearch.sh');
+const INSTALLER = join(ROOT, 'bench/engines/install-opensearch.sh');
 
 export interface ClusterNode {
   name: string;
