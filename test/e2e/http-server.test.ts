@@ -221,6 +221,23 @@ describe.skipIf(!HAS_SHARED)('HTTP transport (real server process)', () => {
     });
   });
 
+  it("answers SkyRL's one-query /retrieve form, and refuses an ambiguous one", async () => {
+    // skyrl-gym's search tool: {"query": str, "topk": int, "return_scores": bool}, reads result[0]
+    const skyrl = await postJson(`${srv.url}/retrieve`, { query: 'paragraph 5 kings', topk: 3, return_scores: true });
+    expect(skyrl.status).toBe(200);
+    const [hits] = (skyrl.json as unknown as { result: Array<Array<{ document: { id: string }; score: number }>> })
+      .result;
+    expect(hits).toHaveLength(3);
+    expect(hits!.map((h) => h.document.id)).toContain('w5');
+    const both = await postJson(`${srv.url}/retrieve`, { query: 'kings', queries: ['kings'] });
+    expect(both.status).toBe(400);
+    const message = (r: { json: unknown }) => (r.json as { error: { message: string } }).error.message;
+    expect(message(both)).toMatch(/either "queries" \(a list\) or "query"/);
+    const wrong = await postJson(`${srv.url}/retrieve`, { query: ['kings'] });
+    expect(wrong.status).toBe(400);
+    expect(message(wrong)).toMatch(/"query" must be a string/);
+  });
+
   it('answers the FlashRAG /search and /batch_search forms', async () => {
     const one = await postJson(`${srv.url}/search`, { query: 'kings', top_n: 2, return_score: true });
     const [docs, scores] = one.json as unknown as [Array<{ id: string }>, number[]];

@@ -101,9 +101,24 @@ export class JsonList {
 /** Batches of more queries than this are written as a JsonList. */
 const STREAM_ABOVE_QUERIES = 4;
 
+/**
+ * Search-R1 and verl send {"queries": [...]}; SkyRL's search tool sends one
+ * {"query": "..."} to the same route and reads the same {"result": [[...]]}.
+ */
+function retrieveQueries(o: Record<string, unknown>, max: number): string[] {
+  if (o['queries'] === undefined && o['query'] !== undefined) {
+    if (typeof o['query'] !== 'string')
+      throw new RetrieverError('BAD_INPUT', '"query" must be a string (send a list as "queries")');
+    return [o['query']];
+  }
+  if (o['query'] !== undefined)
+    throw new RetrieverError('BAD_INPUT', 'send either "queries" (a list) or "query" (one string), not both');
+  return queryList(o['queries'], 'queries', max);
+}
+
 export async function handleRetrieve(ctx: RestContext, body: unknown): Promise<unknown> {
   const o = asObject(body);
-  const queries = queryList(o['queries'], 'queries', ctx.maxBatchQueries);
+  const queries = retrieveQueries(o, ctx.maxBatchQueries);
   const withScores = optBool(o, 'return_scores', false);
   const results = await run(ctx, o, queries, 'topk');
   const lists = results.map((r) => r.results.map((h) => (withScores ? { document: doc(h), score: h.score } : doc(h))));
