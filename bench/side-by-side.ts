@@ -20,9 +20,9 @@
  * that each other server also returns, over 200 queries.
  * Writes bench/results/side-by-side-<tag>.json.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { arg, writeResult } from './lib/common.js';
 import { loadRealQuestions } from './lib/queries.js';
+import { serverSpecs, treeRssMiB } from './lib/server.js';
 import { runWrk, type WrkResult } from './lib/wrk.js';
 
 const tag = arg('tag', 'run') as string;
@@ -30,31 +30,7 @@ const seconds = Number(arg('seconds', '30'));
 const levels = (arg('connections', '1,16,64,256') as string).split(',').map(Number);
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
-interface Server {
-  name: string;
-  url: string;
-  pid?: number;
-  started?: number;
-  /** Seconds from launch to the first answer, measured by hand (when the servers could not start alone). */
-  first?: number;
-}
-
-const servers: Server[] = [];
-for (let i = 0; i < process.argv.length; i++) {
-  if (process.argv[i] !== '--server') continue;
-  const spec = process.argv[i + 1] ?? '';
-  const [head, ...opts] = spec.split(',');
-  const [name, url] = (head ?? '').split(/=(.*)/s) as [string, string];
-  const o = Object.fromEntries(opts.map((kv) => kv.split('=') as [string, string]));
-  servers.push({
-    name,
-    url: url.replace(/\/$/, ''),
-    ...(o['pid'] ? { pid: Number(o['pid']) } : {}),
-    ...(o['started'] ? { started: Number(o['started']) } : {}),
-    ...(o['first'] ? { first: Number(o['first']) } : {}),
-  });
-}
-if (servers.length === 0) throw new Error('name at least one --server name=URL[,pid=PID][,started=MS]');
+const servers = serverSpecs(process.argv);
 
 const queries = loadRealQuestions();
 
@@ -72,30 +48,6 @@ async function retrieve(url: string, q: string): Promise<string[]> {
   if (!r.ok) throw new Error(`${url}/retrieve answered ${r.status}`);
   const body = (await r.json()) as { result: Hit[][] };
   return (body.result[0] ?? []).map((h) => (h.document?.contents ?? h.contents ?? '').trim());
-}
-
-/** Resident memory of a process and its descendants, MiB. */
-function rssMiB(pid: number): number {
-  const children = new Map<number, number[]>();
-  for (const d of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
-    try {
-      const ppid = Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${d}/status`, 'utf8'))?.[1]);
-      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  let kib = 0;
-  const visit = (p: number): void => {
-    try {
-      kib += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
-    } catch {
-      return;
-    }
-    for (const c of children.get(p) ?? []) visit(c);
-  };
-  visit(pid);
-  return kib / 1024;
 }
 
 const out: Array<Record<string, unknown>> = [];
@@ -137,7 +89,7 @@ for (const [si, s] of servers.entries()) {
   out.push({
     name: s.name,
     first_answer_s: firstAnswerS,
-    rss_mib: s.pid !== undefined ? rssMiB(s.pid) : null,
+    rss_mib: s.pid !== undefined ? treeRssMiB(s.pid) : null,
     agreement_top3: total > 0 ? shared / total : 1,
     load,
   });

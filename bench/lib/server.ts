@@ -78,3 +78,62 @@ export function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 }
+
+/** Resident memory of a process and its descendants, MiB. */
+export function treeRssMiB(pid: number): number {
+  const children = new Map<number, number[]>();
+  for (const d of readdirSync('/proc').filter((n) => /^\d+$/.test(n))) {
+    try {
+      const ppid = Number(/PPid:\s+(\d+)/.exec(readFileSync(`/proc/${d}/status`, 'utf8'))?.[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let kib = 0;
+  const visit = (p: number): void => {
+    try {
+      kib += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${p}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      return;
+    }
+    for (const c of children.get(p) ?? []) visit(c);
+  };
+  visit(pid);
+  return kib / 1024;
+}
+
+/** A server started by hand and named on the command line (`--server name=URL,pid=…,started=…`). */
+export interface ServerSpec {
+  name: string;
+  url: string;
+  pid?: number;
+  /** Wall clock (ms) at launch, to time the first answer. */
+  started?: number;
+  /** Seconds from launch to the first answer, measured by hand (when the servers could not start alone). */
+  first?: number;
+  /** Any other key=value of the spec (e.g. tool=search). */
+  extra: Record<string, string>;
+}
+
+/** Every `--server name=URL[,key=value…]` in argv; at least one. */
+export function serverSpecs(argv: readonly string[]): ServerSpec[] {
+  const out: ServerSpec[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] !== '--server') continue;
+    const [head, ...opts] = (argv[i + 1] ?? '').split(',');
+    const [name, url] = (head ?? '').split(/=(.*)/s) as [string, string];
+    const o = Object.fromEntries(opts.map((kv) => kv.split(/=(.*)/s).slice(0, 2) as [string, string]));
+    const { pid, started, first, ...extra } = o;
+    out.push({
+      name,
+      url: url.replace(/\/$/, ''),
+      ...(pid ? { pid: Number(pid) } : {}),
+      ...(started ? { started: Number(started) } : {}),
+      ...(first ? { first: Number(first) } : {}),
+      extra,
+    });
+  }
+  if (out.length === 0) throw new Error('name at least one --server name=URL[,pid=PID][,started=MS]');
+  return out;
+}
