@@ -5,9 +5,9 @@
  * Central by bench/engines/install-opensearch.sh on first use.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { ROOT } from './common.js';
 
 const INSTALLER = join(ROOT, 'bench/engines/install-opensearch.sh');
@@ -54,8 +54,33 @@ function javaHome(): string {
 const AS_ROOT = process.getuid?.() === 0;
 const NOBODY = 65534;
 
+/**
+ * The install folder as nobody can read it: when the repository sits under a
+ * folder nobody may enter (/root), a copy under the temp folder.
+ */
+function readableHome(home: string): string {
+  if (!AS_ROOT) return home;
+  const probe = (dir: string) =>
+    spawnSync('setpriv', [
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      '--clear-groups',
+      'test',
+      '-x',
+      join(dir, 'bin/opensearch'),
+    ]).status === 0;
+  if (probe(home)) return home;
+  const copy = join(tmpdir(), `rmcp-${basename(home)}`);
+  if (!probe(copy)) {
+    rmSync(copy, { recursive: true, force: true });
+    cpSync(home, copy, { recursive: true });
+    chownTree(copy);
+  }
+  return copy;
+}
+
 export async function startCluster(o: { nodes: number; heapMb?: number; basePort?: number }): Promise<Cluster> {
-  const home = installOpenSearch();
+  const home = readableHome(installOpenSearch());
   const base = o.basePort ?? 19200 + Math.floor(Math.random() * 400) * 2;
   const root = mkdtempSync(join(tmpdir(), 'rmcp-opensearch-'));
   const names = Array.from({ length: o.nodes }, (_, i) => `n${i + 1}`);
