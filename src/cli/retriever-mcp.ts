@@ -83,6 +83,11 @@ const SERVE_OPTIONS = {
     describe: 'queries waiting for the encoder before 503',
   },
   'cache-size': { type: 'number', default: DEFAULTS.resultCacheSize, describe: 'cached results (0 = off)' },
+  'vector-cache-size': {
+    type: 'number',
+    default: DEFAULTS.vectorCacheSize,
+    describe: 'cached query vectors, so a repeated query skips the encoder (0 = off)',
+  },
   'cache-mb': {
     type: 'number',
     default: DEFAULTS.resultCacheMb,
@@ -225,6 +230,7 @@ function checkFlags(args: ServeArgs): void {
   checkInt('--batch-wait-ms', args['batch-wait-ms'], 0, 10_000);
   checkInt('--encoder-queue', args['encoder-queue'], 1, 1_000_000);
   checkInt('--cache-size', args['cache-size'], 0, 10_000_000);
+  checkInt('--vector-cache-size', args['vector-cache-size'], 0, 10_000_000);
   checkInt('--deadline-ms', args['deadline-ms'], 1, 3_600_000);
   checkInt('--max-inflight', args['max-inflight'], 1, 1_000_000);
   checkInt('--max-body-bytes', args['max-body-bytes'], 1024, 1 << 30);
@@ -268,7 +274,7 @@ function retrieverSetup(args: ServeArgs, log: Logger): RetrieverSetup {
       maxBatch: args['batch-max'],
       maxWaitMs: args['batch-wait-ms'],
       maxQueue: args['encoder-queue'],
-      cacheSize: DEFAULTS.vectorCacheSize,
+      cacheSize: args['vector-cache-size'],
     },
     bm25Threads: args['bm25-threads'],
     verify: args.verify,
