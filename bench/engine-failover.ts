@@ -3,13 +3,14 @@
  * OpenSearch cluster (3 shards, 1 replica), served by `retriever-mcp
  * --backend` over HTTP, with 256 clients sending hybrid /retrieve requests
  * back to back. After a steady stretch the elected cluster manager is
- * SIGKILLed. Reports the load held before, during and after, the longest
- * stretch with no answer, the time until throughput is back, p99 in each
- * stretch, errors, and the chunks counted afterwards. The embedded server on
+ * SIGKILLed; later it is started again on its data. Reports the load held
+ * before, during and after, and once the node is back, the longest stretch
+ * with no answer, the time until throughput is back, p99 in each stretch,
+ * errors, and the chunks counted afterwards. The embedded server on
  * the same index takes the same load first, as the reference.
  *
  *   npm run build:bench
- *   node dist/bench/engine-failover.js [--dataset multihop] [--clients 256] [--steady-s 15] [--after-s 30]
+ *   node dist/bench/engine-failover.js [--dataset multihop] [--clients 256] [--steady-s 15] [--after-s 30] [--back-s 20]
  *
  * Writes bench/results/engine-failover.json.
  */
@@ -30,6 +31,7 @@ const dataset = DATASETS.find((d) => d.name === (arg('dataset') ?? 'multihop'))!
 const clients = Number(arg('clients', '256'));
 const steadyS = Number(arg('steady-s', '15'));
 const afterS = Number(arg('after-s', '30'));
+const backS = Number(arg('back-s', '20'));
 const indexDir = join(BENCH_DATA, 'real-indexes', model);
 const log = createLogger('info');
 
@@ -125,13 +127,17 @@ try {
   const kill = performance.now();
   await cluster.kill(victim);
   await sleep(afterS * 1000);
+  // the node comes back on its data; the load runs on
+  const restartAt = performance.now();
+  await cluster.restart(victim);
+  const green = performance.now();
+  await sleep(backS * 1000);
   const end = performance.now();
   await d.stop();
   const rss = rssOf(srv.pid);
   await srv.stop();
-  const alive = cluster.urls.filter((_, i) => i !== victim);
-  const health = await clusterHealth(alive);
-  const count = await connectEngine({ nodes: alive }).request<{ count: number }>({
+  const health = await clusterHealth(cluster.urls);
+  const count = await connectEngine({ nodes: cluster.urls }).request<{ count: number }>({
     method: 'GET',
     path: `/${aliasFor(dataset.name)}/_count`,
   });
@@ -147,7 +153,7 @@ try {
   for (let i = 1; i < ends.length; i++) gap = Math.max(gap, (ends[i] as number) - (ends[i - 1] as number));
   // answers per second, from the start of the steady stretch; second 0 starts at the kill
   const timeline: Array<{ second: number; qps: number }> = [];
-  for (let t = -Math.floor((kill - t0) / 1000); t < afterS; t++) {
+  for (let t = -Math.floor((kill - t0) / 1000); t < Math.floor((end - kill) / 1000); t++) {
     timeline.push({ second: t, qps: stretch(d.samples, kill + t * 1000, kill + (t + 1) * 1000).qps });
   }
   // throughput back: the end of the first 3-second window after the kill averaging ≥ 80% of the steady rate
@@ -171,7 +177,10 @@ try {
     engineServerRssMiB: rss,
     before,
     firstTenSeconds: stretch(d.samples, kill, kill + 10_000),
-    rest: stretch(d.samples, kill + 10_000, end),
+    rest: stretch(d.samples, kill + 10_000, restartAt),
+    restarting: stretch(d.samples, restartAt, green),
+    back: stretch(d.samples, green, end),
+    greenAfterRestartS: (green - restartAt) / 1000,
     longestSilenceMs: gap,
     recoveredAfterS: recoveredS,
     timeline,

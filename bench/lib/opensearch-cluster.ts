@@ -18,6 +18,8 @@ export interface ClusterNode {
   child: ChildProcess;
   /** Resolves when the process has exited. */
   exited: Promise<void>;
+  /** Starts the node's process (again), on its own data directory. */
+  launch: () => Pick<ClusterNode, 'child' | 'exited'>;
 }
 
 export interface Cluster {
@@ -25,6 +27,8 @@ export interface Cluster {
   urls: string[];
   /** SIGKILLs node i (no shutdown, as a crash or a pulled cable). */
   kill(i: number): Promise<void>;
+  /** Starts node i again on its data and waits until the cluster is whole and green. */
+  restart(i: number): Promise<void>;
   /** Stops every node and removes the data directories. */
   stop(): Promise<void>;
 }
@@ -128,16 +132,18 @@ export async function startCluster(o: { nodes: number; heapMb?: number; basePort
       OPENSEARCH_TMPDIR: join(dir, 'tmp'),
     };
     const cmd = join(home, 'bin/opensearch');
-    const child = AS_ROOT
-      ? spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', cmd], {
-          cwd: dir,
-          env,
-          stdio: 'ignore',
-          detached: true,
-        })
-      : spawn(cmd, [], { cwd: dir, env, stdio: 'ignore', detached: true });
-    const exited = new Promise<void>((r) => child.on('exit', () => r()));
-    nodes.push({ name, url: `http://127.0.0.1:${base + i}`, child, exited });
+    const launch = (): Pick<ClusterNode, 'child' | 'exited'> => {
+      const child = AS_ROOT
+        ? spawn('setpriv', [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', cmd], {
+            cwd: dir,
+            env,
+            stdio: 'ignore',
+            detached: true,
+          })
+        : spawn(cmd, [], { cwd: dir, env, stdio: 'ignore', detached: true });
+      return { child, exited: new Promise<void>((r) => child.on('exit', () => r())) };
+    };
+    nodes.push({ name, url: `http://127.0.0.1:${base + i}`, ...launch(), launch });
   }
   const cluster: Cluster = {
     nodes,
@@ -146,6 +152,11 @@ export async function startCluster(o: { nodes: number; heapMb?: number; basePort
       const n = nodes[i] as ClusterNode;
       killGroup(n.child, 'SIGKILL');
       await n.exited;
+    },
+    restart: async (i) => {
+      const n = nodes[i] as ClusterNode;
+      Object.assign(n, n.launch());
+      await waitForHealth(n.url, o.nodes, root);
     },
     stop: async () => {
       for (const n of nodes) killGroup(n.child, 'SIGTERM');

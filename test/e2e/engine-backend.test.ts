@@ -194,7 +194,7 @@ describe.skipIf(why !== undefined)('engine backend: OpenSearch, three nodes', ()
     expect(r.stderr).toMatch(/no corpus nope in the engine at http:\/\/127\.0\.0\.1:\d+.* \(it holds news, resumed\)/);
   });
 
-  it('loses no request and no chunk when the cluster manager is killed under 256 clients', async () => {
+  it('loses no request and no chunk when the cluster manager is killed under 256 clients, and heals', async () => {
     const chunks = JSON.parse(readFileSync(join(indexDir, 'news', 'manifest.json'), 'utf8')).corpus.chunks as number;
     let ok = 0;
     const failures: string[] = [];
@@ -233,5 +233,12 @@ describe.skipIf(why !== undefined)('engine backend: OpenSearch, three nodes', ()
     expect(health.number_of_nodes).toBe(2);
     const r = await fetch(`${alive[0]}/${aliasFor('news')}/_count`);
     expect(((await r.json()) as { count: number }).count).toBe(chunks);
-  }, 120_000);
+    // the node comes back on its data: the cluster is whole and green, and the server answers on
+    await cluster.restart(victim);
+    expect(await clusterHealth(cluster.urls)).toMatchObject({ status: 'green', number_of_nodes: 3 });
+    const again = await Promise.all(
+      queries.slice(0, 32).map((q) => postJson(`${engine.url}/retrieve`, { queries: [q], topk: 5, mode: 'hybrid' })),
+    );
+    expect(again.map((x) => x.status)).toEqual(again.map(() => 200));
+  }, 240_000);
 });
