@@ -125,6 +125,8 @@ const BLOCKS: Array<{ file: string; name: string; render: () => string }> = [
   { file: 'BENCHMARKS.md', name: 'scale-corpus', render: () => renderScaleCorpus(results) },
   { file: 'BENCHMARKS.md', name: 'side-by-side', render: () => renderSideBySide(results) },
   { file: 'BENCHMARKS.md', name: 'engine', render: () => renderEngine(results) },
+  { file: 'BENCHMARKS.md', name: 'mcp-side-by-side', render: () => renderMcpSideBySide(results, false) },
+  { file: 'README.md', name: 'mcp-side-by-side', render: () => renderMcpSideBySide(results, true) },
   { file: 'README.md', name: 'quality', render: () => renderReadmeQuality(results) },
   { file: 'README.md', name: 'side-by-side', render: () => renderReadmeSideBySide(results) },
 ];
@@ -239,7 +241,13 @@ export function renderReadmeQuality(results: Record<string, Result>): string {
   const header = [
     'data set (queries)',
     'BM25',
-    ...models.flatMap(([, r]) => [`dense: ${String(r['model'])}`, `hybrid: ${String(r['model'])}`]),
+    ...models.flatMap(([, r]) => {
+      // README is narrow: all-MiniLM-L6-v2-int8 → MiniLM int8
+      const short = String(r['model'])
+        .replace(/^all-(MiniLM)-L6-v2/, '$1')
+        .replace(/-int8$/, ' int8');
+      return [`dense ${short}`, `hybrid ${short}`];
+    }),
   ];
   const lines = [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`];
   const first = (models[0]?.[1]['datasets'] as QualityDataset[]) ?? [];
@@ -548,11 +556,18 @@ export function renderEngine(results: Record<string, Result>): string {
       row('embedded (local files), reference', f['embedded'] as Stretch),
       row('engine, before the kill', f['before'] as Stretch),
       row('engine, first 10 s after the kill', f['firstTenSeconds'] as Stretch),
-      row('engine, the rest', f['rest'] as Stretch),
+      row('engine, the rest on two nodes', f['rest'] as Stretch),
+      ...(f['back']
+        ? [
+            row('engine, node restarting', f['restarting'] as Stretch),
+            row('engine, three nodes again (green)', f['back'] as Stretch),
+          ]
+        : []),
       '',
       `${String(f['clients'])} clients, hybrid top-5 on ${String(f['dataset'])} (${String(f['chunks'])} chunks, ${String(f['model'])}); ${String(f['engine'])}; killed ${String(f['killed'])}. ` +
         `Longest stretch with no answer: ${(f['longestSilenceMs'] as number).toFixed(0)} ms; throughput back to 80% of the steady rate (3-second mean) ${f['recoveredAfterS'] === null ? 'not within the run' : `after ${String(f['recoveredAfterS'])} s`}; ` +
-        `cluster afterwards ${String((f['clusterAfter'] as { status: string }).status)} with ${String((f['clusterAfter'] as { nodes: number }).nodes)} nodes and ${String(f['chunksAfter'])} chunks. ` +
+        `${f['greenAfterRestartS'] !== undefined ? `Restarted on its data, the node rejoined and the cluster was green after ${(f['greenAfterRestartS'] as number).toFixed(1)} s. ` : ''}` +
+        `Cluster at the end: ${String((f['clusterAfter'] as { status: string }).status)}, ${String((f['clusterAfter'] as { nodes: number }).nodes)} nodes, ${String(f['chunksAfter'])} chunks. ` +
         `Server resident memory: ${(f['engineServerRssMiB'] as number).toFixed(0)} MiB on the engine, ${(f['embedded'] as { rssMiB: number }).rssMiB.toFixed(0)} MiB embedded. ` +
         `${(f.date ?? '').slice(0, 10)} at ${f.commit ?? 'unknown'}, [json](bench/results/engine-failover.json).`,
     );
@@ -560,4 +575,53 @@ export function renderEngine(results: Record<string, Result>): string {
   return out.length > 0
     ? out.join('\n')
     : '_No results yet: run `node dist/bench/engine-agreement.js` and `engine-failover.js`._';
+}
+
+/**
+ * MCP servers under the same SSE load and judged on the same queries
+ * (bench/mcp-side-by-side.ts); `short`: README's one row per server at the
+ * largest load.
+ */
+export function renderMcpSideBySide(results: Record<string, Result>, short: boolean): string {
+  const names = Object.keys(results)
+    .filter((n) => n.startsWith('mcp-side-by-side-'))
+    .sort();
+  if (names.length === 0) return '_No results yet: run `node dist/bench/mcp-side-by-side.js` (see its header)._';
+  type Load = { qps: number; p50ms: number; p99ms: number; errors: number };
+  const lines = short
+    ? [
+        '| data set | server | R@5 | QPS, 256 clients | p99 ms, 256 clients | errors | resident MiB | first answer, s |',
+        '| --- | --- | --- | --- | --- | --- | --- | --- |',
+      ]
+    : [
+        '| data set | server | clients | QPS | p50 ms | p99 ms | errors | QPS ÷ first server’s | R@5 | top-5 agreement with the first server | resident MiB | first answer, s |',
+        '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+      ];
+  const runs: string[] = [];
+  for (const name of names) {
+    const r = results[name] as Result;
+    const servers = (r['servers'] as Array<Record<string, unknown>>) ?? [];
+    const first = servers[0]?.['load'] as Record<string, Load> | undefined;
+    for (const s of servers) {
+      const load = s['load'] as Record<string, Load>;
+      const r5 = ((s['quality'] as Record<string, number>)['R@5'] ?? NaN).toFixed(4);
+      const rss = s['rss_mib'] === null ? '—' : (s['rss_mib'] as number).toFixed(0);
+      const firstS = s['first_answer_s'] === null ? '—' : (s['first_answer_s'] as number).toFixed(1);
+      const levels = Object.keys(load).sort((a, b) => Number(a) - Number(b));
+      for (const c of short ? levels.slice(-1) : levels) {
+        const w = load[c] as Load;
+        const base = first?.[c]?.qps;
+        lines.push(
+          short
+            ? `| ${String(r['dataset'])} | ${String(s['name'])} | ${r5} | ${w.qps.toFixed(1)} | ${w.p99ms.toFixed(0)} | ${w.errors} | ${rss} | ${firstS} |`
+            : `| ${String(r['dataset'])} | ${String(s['name'])} | ${c} | ${w.qps.toFixed(1)} | ${w.p50ms.toFixed(1)} | ${w.p99ms.toFixed(1)} | ${w.errors} | ${base ? `${(w.qps / base).toFixed(3)}×` : '—'} | ${r5} | ${(s['agreement_top5'] as number).toFixed(3)} | ${rss} | ${firstS} |`,
+        );
+      }
+    }
+    runs.push(
+      `${name.slice(17)}: ${(r.date ?? '').slice(0, 10)} at ${r.commit ?? 'unknown'}, [json](bench/results/${name}.json)`,
+    );
+  }
+  if (!short) lines.push('', `Runs: ${runs.join('; ')}.`);
+  return lines.join('\n');
 }
