@@ -56,7 +56,11 @@ export const SUFFIXED_ID = /#(?:0|[1-9][0-9]*)$/;
 /** Positions past this are no chunk's (and would lose precision as SQLite integers in arithmetic). */
 const MAX_POSITION = 2 ** 31;
 
-interface ChunkRow {
+/**
+ * A chunk's stored fields, as the SQLite store selects them or a search
+ * engine's document holds them; `M` is how the metadata is kept.
+ */
+export interface StoredChunk<M> {
   num: number;
   id: string;
   doc_id: string;
@@ -65,8 +69,10 @@ interface ChunkRow {
   contents: string;
   body_start: number;
   n_tokens: number;
-  metadata: string | null;
+  metadata?: M;
 }
+
+type ChunkRow = StoredChunk<string | null>;
 
 const CHUNK_SELECT = `SELECT c.num, c.id, d.id AS doc_id, c.position, d.title, c.contents,
   c.body_start, c.n_tokens, d.metadata FROM chunks c JOIN documents d ON d.num = c.doc_num`;
@@ -285,16 +291,21 @@ export class ChunkStore {
 }
 
 function toRecord(row: ChunkRow): ChunkRecord {
+  return chunkRecord(row, row.metadata ? (JSON.parse(row.metadata) as Metadata) : undefined);
+}
+
+/** The record of a stored chunk, with its metadata already parsed. */
+export function chunkRecord(s: StoredChunk<unknown>, metadata: Metadata | undefined): ChunkRecord {
   const rec: ChunkRecord = {
-    num: row.num,
-    id: row.id,
-    docId: row.doc_id,
-    position: row.position,
-    title: row.title,
-    contents: row.contents,
-    text: row.contents.slice(row.body_start),
-    nTokens: row.n_tokens,
+    num: s.num,
+    id: s.id,
+    docId: s.doc_id,
+    position: s.position,
+    title: s.title,
+    contents: s.contents,
+    text: s.contents.slice(s.body_start),
+    nTokens: s.n_tokens,
   };
-  if (row.metadata) rec.metadata = JSON.parse(row.metadata) as Metadata;
+  if (metadata !== undefined) rec.metadata = metadata;
   return rec;
 }

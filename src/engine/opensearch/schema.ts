@@ -5,7 +5,7 @@
  */
 import type { Manifest } from '../../index/manifest.js';
 import type { ParsedFilter } from '../../search/filters.js';
-import type { ChunkRecord, Metadata } from '../../store/chunk-store.js';
+import { chunkRecord, type ChunkRecord, type Metadata, type StoredChunk } from '../../store/chunk-store.js';
 
 /** The catalogue of pushed corpora: one document per corpus name. */
 export const CATALOGUE = 'retriever-mcp-corpora';
@@ -155,31 +155,11 @@ export const HIT_FIELDS = [
   'metadata',
 ];
 
-export interface ChunkSource {
-  num: number;
-  id: string;
-  doc_id: string;
-  position: number;
-  title: string;
-  contents: string;
-  body_start: number;
-  n_tokens: number;
-  metadata?: Metadata;
-}
+/** A hit's _source: the chunk's stored fields with its metadata as an object. */
+export type ChunkSource = StoredChunk<Metadata>;
 
 export function toChunkRecord(s: ChunkSource): ChunkRecord {
-  const rec: ChunkRecord = {
-    num: s.num,
-    id: s.id,
-    docId: s.doc_id,
-    position: s.position,
-    title: s.title,
-    contents: s.contents,
-    text: s.contents.slice(s.body_start),
-    nTokens: s.n_tokens,
-  };
-  if (s.metadata) rec.metadata = s.metadata;
-  return rec;
+  return chunkRecord(s, s.metadata);
 }
 
 /** The filter as engine clauses, applied inside both arms (the same rules as the SQLite filter). */
