@@ -174,7 +174,7 @@ export class Retriever {
     texts: string[],
     filter: ChunkFilter | undefined,
   ): Promise<SearchResult[]> {
-    const depth = mode === 'hybrid' ? Math.max(this.opts.candidates, topK) : topK;
+    const depth = this.depthFor(mode, topK);
     const vectors = mode === 'bm25' ? null : this.embed(corpus, texts);
     // the BM25 arm runs while the encoder thread works on the query vectors; with BM25 threads,
     // each thread scores its part of the chunk range while this thread scores the first part and
@@ -199,9 +199,7 @@ export class Retriever {
     const bm25Lists = bm25 ? await bm25 : null;
     const out: SearchResult[] = [];
     for (let i = 0; i < texts.length; i++) {
-      const lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }> = [];
-      if (bm25Lists) lists.push({ arm: 'bm25', hits: bm25Lists[i] as ScoredHit[], weight: this.opts.weights.bm25 });
-      if (denseLists) lists.push({ arm: 'dense', hits: denseLists[i] as ScoredHit[], weight: this.opts.weights.dense });
+      const lists = this.armLists(bm25Lists?.[i], denseLists?.[i]);
       // reading the chunks is a turn of its own: a top-100 list of long passages takes milliseconds
       const results = await this.turns.run(() => this.materialize(corpus, mode, lists, topK));
       out.push({ corpus: corpus.name, mode, results, ...(filter ? { filter_matches: filter.nums.length } : {}) });
@@ -221,7 +219,7 @@ export class Retriever {
     texts: string[],
     filter: ParsedFilter | undefined,
   ): Promise<SearchResult[]> {
-    const depth = mode === 'hybrid' ? Math.max(this.opts.candidates, topK) : topK;
+    const depth = this.depthFor(mode, topK);
     const vectors = mode === 'bm25' ? null : await this.embed(corpus, texts);
     const arms: Array<'bm25' | 'dense'> = mode === 'hybrid' ? ['bm25', 'dense'] : [mode];
     const answers = await Promise.all(
@@ -230,9 +228,7 @@ export class Retriever {
       ),
     );
     return answers.map((a) => {
-      const lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }> = [];
-      if (a.bm25) lists.push({ arm: 'bm25', hits: a.bm25, weight: this.opts.weights.bm25 });
-      if (a.dense) lists.push({ arm: 'dense', hits: a.dense, weight: this.opts.weights.dense });
+      const lists = this.armLists(a.bm25, a.dense);
       const results = this.fuse(mode, lists, topK, (num) => a.records.get(num)?.id ?? '').map((f, i) => {
         const rec = a.records.get(f.num);
         if (!rec) throw new RetrieverError('ENGINE', `the engine returned chunk ${f.num} without its record`);
@@ -264,12 +260,7 @@ export class Retriever {
     return encoder.embedQueries(texts);
   }
 
-  private materialize(
-    corpus: OpenCorpus,
-    mode: SearchMode,
-    lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }>,
-    topK: number,
-  ): SearchHit[] {
+  private materialize(corpus: OpenCorpus, mode: SearchMode, lists: ArmList[], topK: number): SearchHit[] {
     const fused = this.fuse(mode, lists, topK, (num) => corpus.store.getChunkId(num) ?? '');
     return fused.map((f, i) => {
       const rec = corpus.store.getChunk(f.num);
@@ -278,13 +269,21 @@ export class Retriever {
     });
   }
 
+  /** Hits each arm retrieves: fusion candidates for hybrid, else just top_k. */
+  private depthFor(mode: SearchMode, topK: number): number {
+    return mode === 'hybrid' ? Math.max(this.opts.candidates, topK) : topK;
+  }
+
+  /** The lists that answered, each with its arm name and RRF weight, BM25 first (the fixed summing order). */
+  private armLists(bm25: ScoredHit[] | undefined, dense: ScoredHit[] | undefined): ArmList[] {
+    const lists: ArmList[] = [];
+    if (bm25) lists.push({ arm: 'bm25', hits: bm25, weight: this.opts.weights.bm25 });
+    if (dense) lists.push({ arm: 'dense', hits: dense, weight: this.opts.weights.dense });
+    return lists;
+  }
+
   /** RRF over the arms for hybrid; otherwise the one arm's list cut to top_k. Ties break on chunk id. */
-  private fuse(
-    mode: SearchMode,
-    lists: Array<{ arm: string; hits: ScoredHit[]; weight: number }>,
-    topK: number,
-    idOf: (num: number) => string,
-  ): FusedHit[] {
+  private fuse(mode: SearchMode, lists: ArmList[], topK: number, idOf: (num: number) => string): FusedHit[] {
     if (mode === 'hybrid') return fuseRrf(lists, { k: this.opts.rrfK, topK, idOf });
     const list = lists[0] as { arm: string; hits: ScoredHit[] };
     return list.hits.slice(0, topK).map((h, i) => ({
@@ -316,6 +315,13 @@ function toHit(rec: ChunkRecord, rank: number, f: FusedHit): SearchHit {
   }
   if (rec.metadata) hit.metadata = rec.metadata;
   return hit;
+}
+
+/** One arm's hits for fusion. */
+interface ArmList {
+  arm: string;
+  hits: ScoredHit[];
+  weight: number;
 }
 
 /** Query vectors per HNSW batch walk, one walk a turn. */
