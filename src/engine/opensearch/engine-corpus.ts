@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { ScoredHit } from '../../core/top-k.js';
 import { RetrieverError } from '../../errors.js';
 import type { Manifest } from '../../index/manifest.js';
@@ -181,7 +182,7 @@ async function searchArms(client: EngineClient, alias: string, q: EngineQuery, e
     const failed = body.responses.find((r) => r.error || (r._shards?.failed ?? 0) > 0);
     if (failed) {
       if (attempt < SHARD_RETRIES) {
-        await sleep(50 * 2 ** attempt);
+        await delay(50 * 2 ** attempt);
         continue;
       }
       throw new RetrieverError(
@@ -250,8 +251,4 @@ async function readFacets(client: EngineClient, alias: string): Promise<Facets> 
     categories: a.categories.buckets.map(bucket),
     published: first && last ? { first, last } : null,
   };
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { RetrieverError } from '../../errors.js';
 import { VectorReader } from '../../index/dense/vectors-file.js';
 import { INDEX_FILES } from '../../index/layout.js';
@@ -117,7 +118,7 @@ export async function pushCorpus(client: EngineClient, o: PushOptions): Promise<
       );
       entry.pushed = end;
       entry.updated_at = new Date().toISOString();
-      await writeCatalogue(client, entry);
+      await writeCatalogue(client, entry, false);
       bar.update(end);
     }
     bar.finish();
@@ -155,12 +156,17 @@ async function exists(client: EngineClient, index: string): Promise<boolean> {
   return status === 200;
 }
 
-async function writeCatalogue(client: EngineClient, entry: CatalogueEntry): Promise<void> {
+/**
+ * Writes the corpus's catalogue record. Readers get it by id, which sees a
+ * write at once; `visible` also waits until searches of the catalogue (the
+ * list of corpora) see it, which state changes need and progress does not.
+ */
+async function writeCatalogue(client: EngineClient, entry: CatalogueEntry, visible = true): Promise<void> {
   await client.request({
     method: 'PUT',
     path: `/${CATALOGUE}/_doc/${encodeURIComponent(entry.name)}`,
     body: entry,
-    query: { refresh: 'wait_for' },
+    ...(visible ? { query: { refresh: 'wait_for' } } : {}),
   });
 }
 
@@ -212,7 +218,7 @@ async function bulkIndex(
         );
       }
     }
-    if (again.length > 0) await new Promise((r) => setTimeout(r, 200 * 2 ** attempt));
+    if (again.length > 0) await delay(200 * 2 ** attempt);
     todo = again;
   }
 }
