@@ -93,14 +93,20 @@ function stretch(samples: Sample[], from: number, to: number) {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const texts = (await loadQueries(dataset.queryFormat, dataset.queries)).map((q) => q.text);
 
-/** Warm up, then `steadyS` seconds measured. */
-async function steady(srv: BenchServer) {
-  const warm = drive(srv.url, texts);
+/** 5 s of load to warm up, then the measured load, left running `steadyS` seconds after `t0`. */
+async function warmedLoad(url: string): Promise<{ d: ReturnType<typeof drive>; t0: number }> {
+  const warm = drive(url, texts);
   await sleep(5000);
   await warm.stop();
-  const d = drive(srv.url, texts);
+  const d = drive(url, texts);
   const t0 = performance.now();
   await sleep(steadyS * 1000);
+  return { d, t0 };
+}
+
+/** Warm up, then `steadyS` seconds measured. */
+async function steady(srv: BenchServer) {
+  const { d, t0 } = await warmedLoad(srv.url);
   const t1 = performance.now();
   await d.stop();
   return { ...stretch(d.samples, t0, t1), rssMiB: rssOf(srv.pid) };
@@ -117,12 +123,7 @@ try {
   const push = await pushCorpus(client, { indexDir, name: dataset.name, shards: 3, replicas: 1, progress: false, log });
   const chunks = push.chunks;
   const srv = await startServer(['--corpus', dataset.name, '--backend', cluster.urls.join(','), '--cache-size', '0']);
-  const warm = drive(srv.url, texts);
-  await sleep(5000);
-  await warm.stop();
-  const d = drive(srv.url, texts);
-  const t0 = performance.now();
-  await sleep(steadyS * 1000);
+  const { d, t0 } = await warmedLoad(srv.url);
   const victim = await managerIndex(cluster);
   const kill = performance.now();
   await cluster.kill(victim);

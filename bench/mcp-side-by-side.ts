@@ -29,7 +29,7 @@ import { percentile } from '../src/util/percentile.js';
 import { arg, BENCH_DATA, writeResult } from './lib/common.js';
 import { DATASETS } from './lib/datasets.js';
 import { openBenchCorpus } from './lib/retriever.js';
-import { serverSpecs, treeRssMiB, type ServerSpec } from './lib/server.js';
+import { agreement, serverSpecs, treeRssMiB, type ServerSpec } from './lib/server.js';
 
 const tag = arg('tag', 'run') as string;
 const dataset = DATASETS.find((d) => d.name === (arg('dataset') ?? '2wiki'))!;
@@ -109,13 +109,6 @@ for (const [si, s] of servers.entries()) {
   await one.close();
   const quality = judge.rows('hits', queries, lists.map(toHits))[0]!.metrics;
   if (si === 0) reference.push(...lists);
-  let shared = 0;
-  let total = 0;
-  lists.forEach((l, i) => {
-    const ref = new Set(reference[i] ?? []);
-    total += ref.size;
-    shared += l.filter((id) => ref.has(id)).length;
-  });
   log(`${s.name}: first answer ${firstAnswerS ?? '?'} s; ${JSON.stringify(quality)}`);
   const load: Record<string, unknown> = {};
   for (const n of levels) {
@@ -156,7 +149,7 @@ for (const [si, s] of servers.entries()) {
     tool: s.extra['tool'] ?? 'search',
     first_answer_s: firstAnswerS,
     rss_mib: s.pid !== undefined ? treeRssMiB(s.pid) : null,
-    agreement_top5: total > 0 ? shared / total : 1,
+    agreement_top5: agreement(reference, lists),
     quality,
     load,
   });

@@ -22,7 +22,7 @@
  */
 import { arg, writeResult } from './lib/common.js';
 import { loadRealQuestions } from './lib/queries.js';
-import { serverSpecs, treeRssMiB } from './lib/server.js';
+import { agreement, serverSpecs, treeRssMiB } from './lib/server.js';
 import { runWrk, type WrkResult } from './lib/wrk.js';
 
 const tag = arg('tag', 'run') as string;
@@ -71,13 +71,6 @@ for (const [si, s] of servers.entries()) {
   const hits: string[][] = [];
   for (const q of queries.slice(0, 200)) hits.push(await retrieve(s.url, q));
   if (si === 0) reference.push(...hits);
-  let shared = 0;
-  let total = 0;
-  hits.forEach((h, i) => {
-    const ref = new Set(reference[i] ?? []);
-    total += ref.size;
-    shared += h.filter((c) => ref.has(c)).length;
-  });
   const load: Record<string, WrkResult> = {};
   for (const c of levels) {
     load[c] = runWrk(s.url, '/retrieve', queries, '{"queries":[QUERY],"topk":3,"return_scores":true}', c, seconds);
@@ -90,7 +83,7 @@ for (const [si, s] of servers.entries()) {
     name: s.name,
     first_answer_s: firstAnswerS,
     rss_mib: s.pid !== undefined ? treeRssMiB(s.pid) : null,
-    agreement_top3: total > 0 ? shared / total : 1,
+    agreement_top3: agreement(reference, hits),
     load,
   });
 }

@@ -137,3 +137,15 @@ export function serverSpecs(argv: readonly string[]): ServerSpec[] {
   if (out.length === 0) throw new Error('name at least one --server name=URL[,pid=PID][,started=MS]');
   return out;
 }
+
+/** The share of the reference lists' items that each list also holds, over every query (1 with no reference). */
+export function agreement(reference: readonly string[][], lists: readonly string[][]): number {
+  let shared = 0;
+  let total = 0;
+  lists.forEach((l, i) => {
+    const ref = new Set(reference[i] ?? []);
+    total += ref.size;
+    shared += l.filter((x) => ref.has(x)).length;
+  });
+  return total > 0 ? shared / total : 1;
+}
