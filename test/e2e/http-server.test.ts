@@ -238,11 +238,18 @@ describe.skipIf(!HAS_SHARED)('HTTP transport (real server process)', () => {
     expect(message(wrong)).toMatch(/"query" must be a string/);
   });
 
-  it('answers the FlashRAG /search and /batch_search forms', async () => {
+  it("answers the FlashRAG /search and /batch_search forms, and ReCall's /search client", async () => {
     const one = await postJson(`${srv.url}/search`, { query: 'kings', top_n: 2, return_score: true });
     const [docs, scores] = one.json as unknown as [Array<{ id: string }>, number[]];
     expect(docs).toHaveLength(2);
     expect(scores).toHaveLength(2);
+    // ReCall's wikipedia_search tool (FlashRAG serving's client): {query, top_n}, then
+    // line['contents'] of each element of the list it gets back
+    const recall = await postJson(`${srv.url}/search`, { query: 'kings', top_n: 3 });
+    expect(recall.status).toBe(200);
+    const lines = recall.json as unknown as Array<{ contents: string }>;
+    expect(lines).toHaveLength(3);
+    for (const line of lines) expect(line.contents).toMatch(/\S/);
     const many = await postJson(`${srv.url}/batch_search`, { query: ['kings', 'music'], top_n: 1 });
     expect((many.json as unknown as unknown[][]).map((d) => d.length)).toEqual([1, 1]);
   });
