@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""Reference peers for bench/ann.ts (Debian's python3-faiss, python3-hnswlib).
+"""Reference peers for bench/ann.ts and bench/faiss-cpu.ts (faiss and hnswlib
+from Debian's python3 packages or from PyPI's faiss-cpu in a bench venv).
 Same vectors, same M/efConstruction, same queries and ground truth.
-  --phase build | serve, --engine faiss-hnsw | faiss-flat | hnswlib | faiss-ivfpq
+  --phase build | serve, --engine faiss-hnsw | faiss-flat | hnswlib | faiss-ivfpq | faiss-factory
+faiss-factory builds `--factory` (any faiss index_factory string, e.g. HNSW32
+or IVF1024,PQ96,RFlat) the way FlashRAG's and Search-R1's index builders do
+(index_factory over inner product, trained where it needs training), and
+serves it at each of `--params` ('|'-separated faiss ParameterSpace strings,
+e.g. efSearch=64|efSearch=128 or nprobe=16,k_factor_rf=4).
 Prints one JSON line. Never a product dependency."""
 import argparse, json, resource, time, os
 import numpy as np
@@ -15,6 +21,8 @@ p.add_argument('--nprobe', default='8,16,32,64'); p.add_argument('--batch', type
 p.add_argument('--max-queries', type=int, default=0)
 p.add_argument('--train', type=int, default=100_000, help='IVF-PQ training sample (faiss subsamples IVF training to 256 per list anyway)')
 p.add_argument('--offset', type=int, default=0, help='header bytes before the base vectors (8 for .fbin)')
+p.add_argument('--factory', default='', help='faiss-factory: the index_factory string')
+p.add_argument('--params', default='', help="faiss-factory: '|'-separated ParameterSpace settings to serve at ('' = the index's defaults)")
 a = p.parse_args()
 
 def rss_mib():
@@ -47,6 +55,19 @@ if a.phase == 'build':
         idx.add(x)
         t = time.time() - t0
         faiss.write_index(idx, a.index)
+    elif a.engine == 'faiss-factory':
+        idx = faiss.index_factory(a.dim, a.factory, faiss.METRIC_INNER_PRODUCT)
+        if not idx.is_trained:
+            # --train 0: on every vector, as FlashRAG's and Search-R1's builders do (faiss subsamples)
+            if a.train and a.train < len(x):
+                rng = np.random.default_rng(0)
+                idx.train(x[np.sort(rng.choice(len(x), size=a.train, replace=False))])
+            else:
+                idx.train(x)
+        train_s = time.time() - t0
+        idx.add(x)
+        t = time.time() - t0
+        faiss.write_index(idx, a.index)
     elif a.engine == 'faiss-ivfpq':
         # the DeepSearch-RL / FlashRAG setting: IVF1024,PQ96 over inner product
         idx = faiss.index_factory(a.dim, 'IVF1024,PQ96', faiss.METRIC_INNER_PRODUCT)
@@ -63,7 +84,10 @@ if a.phase == 'build':
         idx.add_items(x, np.arange(len(x)))
         t = time.time() - t0
         idx.save_index(a.index)
-    print(json.dumps({'engine': a.engine, 'phase': 'build', 'buildS': t, 'vectors': len(x), 'indexBytes': os.path.getsize(a.index)}))
+    out = {'engine': a.engine, 'phase': 'build', 'buildS': t, 'vectors': len(x), 'indexBytes': os.path.getsize(a.index)}
+    if a.engine == 'faiss-factory':
+        out.update({'factory': a.factory, 'trainS': train_s, 'faissVersion': faiss.__version__})
+    print(json.dumps(out))
 else:
     q = load(a.queries)
     truth = np.fromfile(a.truth, dtype=np.int32).reshape(len(q), -1)
@@ -85,8 +109,12 @@ else:
         params = [int(e) for e in a.efs.split(',')]
     if a.engine == 'faiss-ivfpq':
         params = [int(e) for e in a.nprobe.split(',')]
+    if a.engine == 'faiss-factory':
+        params = a.params.split('|')
     rows = []
     for ef in params:
+        if a.engine == 'faiss-factory' and ef:
+            faiss.ParameterSpace().set_index_parameters(idx, ef)
         if a.engine == 'faiss-hnsw': idx.hnsw.efSearch = ef
         if a.engine == 'hnswlib': idx.set_ef(ef)
         if a.engine == 'faiss-ivfpq': idx.nprobe = ef
@@ -110,4 +138,4 @@ else:
         lat.sort()
         rows.append({'efSearch': ef, 'recall10': hits / (len(q) * 10), 'recall5': r5, 'p50ms': lat[len(lat) // 2],
                      'p99ms': lat[min(len(lat) - 1, int(len(lat) * 0.99))], 'qps': len(q) / secs, 'batch': a.batch})
-    print(json.dumps({'engine': a.engine, 'phase': 'serve', 'openMs': open_ms, 'rssOpenMiB': rss_open, 'rssServingMiB': rss_mib(), 'rows': rows}))
+    print(json.dumps({'engine': a.engine, 'phase': 'serve', 'openMs': open_ms, 'faissVersion': getattr(faiss, '__version__', None) if a.engine.startswith('faiss') else None, 'rssOpenMiB': rss_open, 'rssServingMiB': rss_mib(), 'rows': rows}))

@@ -16,12 +16,11 @@ import { defaultExpansionSearch } from '../src/index/dense/ann.js';
 import { arg, BENCH_DATA, printTable, ROOT, sizeLabel, writeResult } from './lib/common.js';
 import { ensureGenCorpus, buildWiki18Index, runProbe, textPhaseSeconds } from './lib/child.js';
 import { rssOf, startServer } from './lib/server.js';
-import { runIvfPq } from './lib/ivfpq.js';
+import { faissPython, runFaiss } from './lib/faiss.js';
 import { ensureVectors, fbinHeaderBytes, readVectors } from './lib/vectors.js';
 
 const sizes = (arg('sizes', '1000000,2000000') as string).split(',').map(Number);
 const model = arg('model', join(BENCH_DATA, 'bert-base-random')) as string;
-const py = arg('python', '/usr/bin/python3') as string;
 // the graph's M (default: build-index's by size); `--ann-m 16` below 1M gives the recall curve of
 // the graph corpora above 1M get
 const annM = arg('ann-m');
@@ -140,11 +139,18 @@ const n = sizes[sizes.length - 1] as number;
 const vectors = join(dir, `vec-${sizeLabel(n)}.fbin`);
 const ivf = join(dir, `ivfpq-${sizeLabel(n)}.faiss`);
 const truthPath = join(dir, `truth-${sizeLabel(n)}.i32`);
-// --faiss false skips it (Debian's generic faiss build needs 10+ minutes to train IVF1024,PQ96)
+// --faiss false skips it (bench/faiss-cpu.ts sets faiss HNSW32 and IVF-PQ with refine beside ours)
 let faiss: { build: Record<string, unknown>; serve: { rows?: unknown[] } } | null = null;
 if (arg('faiss', 'true') !== 'false') {
-  const files = { vectors, queries: queriesPath, truth: truthPath, index: ivf, nprobe: '8,16,32,64', dim };
-  faiss = { build: runIvfPq(py, 'build', files).json, serve: runIvfPq(py, 'serve', files).json };
+  const py = faissPython((l) => process.stderr.write(`${l}\n`));
+  const files = { vectors, queries: queriesPath, truth: truthPath, index: ivf, dim };
+  const run = {
+    factory: 'IVF1024,PQ96',
+    params: ['nprobe=8', 'nprobe=16', 'nprobe=32', 'nprobe=64'],
+    batch: 100,
+    threads: 2,
+  };
+  faiss = { build: runFaiss(py, 'build', files, run).json, serve: runFaiss(py, 'serve', files, run).json };
 }
 printTable(
   `wiki-18 scale (generated data), i8 HNSW memory-mapped, f16 vectors on disk, efSearch ${sizes.map(defaultEf).join(' / ')} (the build default per size)`,
