@@ -12,6 +12,8 @@
  *     --server ours=http://127.0.0.1:8097/sse,tool=search,pid=1234,started=1764000000000 \
  *     --server deepsearch-rl=http://127.0.0.1:8098/sse,tool=retrieve,pid=5678,first=41 [--seconds 20]
  *
+ * `index=PATH[:PATH…]` and `build=SECONDS` record the index's size on disk
+ * and build time, as in side-by-side.ts.
  * `--first-only` only waits for each server's first answer and prints the
  * seconds since `started` (launch one server at a time to time it alone).
  * `tool=search` calls ours with {query, top_k: 5}; `tool=retrieve` calls
@@ -29,7 +31,7 @@ import { percentile } from '../src/util/percentile.js';
 import { arg, BENCH_DATA, writeResult } from './lib/common.js';
 import { DATASETS } from './lib/datasets.js';
 import { openBenchCorpus } from './lib/retriever.js';
-import { agreement, serverSpecs, treeRssMiB, type ServerSpec } from './lib/server.js';
+import { agreement, indexFigures, serverSpecs, treeRssMiB, type ServerSpec } from './lib/server.js';
 
 const tag = arg('tag', 'run') as string;
 const dataset = DATASETS.find((d) => d.name === (arg('dataset') ?? '2wiki'))!;
@@ -149,6 +151,7 @@ for (const [si, s] of servers.entries()) {
     tool: s.extra['tool'] ?? 'search',
     first_answer_s: firstAnswerS,
     rss_mib: s.pid !== undefined ? treeRssMiB(s.pid) : null,
+    ...indexFigures(s),
     agreement_top5: agreement(reference, lists),
     quality,
     load,

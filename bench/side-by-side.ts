@@ -16,13 +16,16 @@
  * `first=SECONDS`, measured by hand, when servers had to start one by one
  * before the run). `pid` gives
  * resident memory (VmRSS of the process and its children, after the load).
+ * `index=PATH[:PATH…]` gives what the server reads from disk (index files,
+ * and a corpus file it loads), summed as its index size; `build=SECONDS`
+ * the index build's wall time, measured by hand.
  * Agreement: the share of the first server's top-3 passages (by contents)
  * that each other server also returns, over 200 queries.
  * Writes bench/results/side-by-side-<tag>.json.
  */
 import { arg, writeResult } from './lib/common.js';
 import { loadRealQuestions } from './lib/queries.js';
-import { agreement, serverSpecs, treeRssMiB } from './lib/server.js';
+import { agreement, indexFigures, serverSpecs, treeRssMiB } from './lib/server.js';
 import { runWrk, type WrkResult } from './lib/wrk.js';
 
 const tag = arg('tag', 'run') as string;
@@ -83,6 +86,7 @@ for (const [si, s] of servers.entries()) {
     name: s.name,
     first_answer_s: firstAnswerS,
     rss_mib: s.pid !== undefined ? treeRssMiB(s.pid) : null,
+    ...indexFigures(s),
     agreement_top3: agreement(reference, hits),
     load,
   });

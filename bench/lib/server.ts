@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { readFileSync, readdirSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ROOT } from './common.js';
 
@@ -112,6 +112,10 @@ export interface ServerSpec {
   started?: number;
   /** Seconds from launch to the first answer, measured by hand (when the servers could not start alone). */
   first?: number;
+  /** `index=PATH[:PATH…]`: what the server reads from disk (its index files, and a corpus file it loads). */
+  index?: string[];
+  /** `build=SECONDS`: the index build's wall time, measured by hand. */
+  build?: number;
   /** Any other key=value of the spec (e.g. tool=search). */
   extra: Record<string, string>;
 }
@@ -124,18 +128,34 @@ export function serverSpecs(argv: readonly string[]): ServerSpec[] {
     const [head, ...opts] = (argv[i + 1] ?? '').split(',');
     const [name, url] = (head ?? '').split(/=(.*)/s) as [string, string];
     const o = Object.fromEntries(opts.map((kv) => kv.split(/=(.*)/s).slice(0, 2) as [string, string]));
-    const { pid, started, first, ...extra } = o;
+    const { pid, started, first, index, build, ...extra } = o;
     out.push({
       name,
       url: url.replace(/\/$/, ''),
       ...(pid ? { pid: Number(pid) } : {}),
       ...(started ? { started: Number(started) } : {}),
       ...(first ? { first: Number(first) } : {}),
+      ...(index ? { index: index.split(':') } : {}),
+      ...(build ? { build: Number(build) } : {}),
       extra,
     });
   }
   if (out.length === 0) throw new Error('name at least one --server name=URL[,pid=PID][,started=MS]');
   return out;
+}
+
+/** MiB on disk of files and folders (recursively), as `du --apparent-size` counts them. */
+export function diskMiB(paths: readonly string[]): number {
+  const size = (p: string): number => {
+    const st = statSync(p);
+    return st.isDirectory() ? readdirSync(p).reduce((sum, f) => sum + size(join(p, f)), 0) : st.size;
+  };
+  return paths.reduce((sum, p) => sum + size(p), 0) / 2 ** 20;
+}
+
+/** What a result records of a server's index: its size on disk and build time, where the spec gave them. */
+export function indexFigures(s: ServerSpec): { index_mib: number | null; build_s: number | null } {
+  return { index_mib: s.index ? diskMiB(s.index) : null, build_s: s.build ?? null };
 }
 
 /** The share of the reference lists' items that each list also holds, over every query (1 with no reference). */
