@@ -24,6 +24,8 @@ export interface RetrieverSetup {
   /** BM25 worker threads per hybrid corpus (0: inline). */
   bm25Threads: number;
   verify: VerifyMode | 'auto';
+  /** With verify 'auto': hash the index on a worker thread while serving (the server); see OpenOptions. */
+  verifyInBackground?: boolean;
   log: Logger;
   /** Serve the corpora from this OpenSearch cluster instead of local index files. */
   backend?: EngineBackend;
@@ -43,6 +45,8 @@ export interface OpenedRetriever {
   retriever: Retriever;
   /** The micro-batchers in front of the query encoders (their vector caches, for metrics). */
   batchers: MicroBatcher[];
+  /** Settles when every local corpus's checksums are checked; rejects with the first damaged file. */
+  integrity: Promise<void>;
 }
 
 /**
@@ -52,6 +56,7 @@ export interface OpenedRetriever {
  */
 export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetriever> {
   const opened: ServedCorpus[] = [];
+  const checks: Array<Promise<void>> = [];
   try {
     if (setup.backend) {
       for (const name of setup.corpora) {
@@ -68,10 +73,12 @@ export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetrie
         openDense: (dir, manifest, hint) =>
           openDenseArm(dir, manifest.dense as NonNullable<typeof manifest.dense>, hint, setup.dense),
         verify: setup.verify,
+        verifyInBackground: setup.verifyInBackground === true,
         log: setup.log,
         bm25Threads: setup.bm25Threads,
       });
       opened.push(c);
+      checks.push(c.integrity);
       setup.log.info(
         `opened ${name}: ${formatCount(c.manifest.corpus.chunks)} chunks, modes ${c.modes.join('/')}, built ${c.manifest.built_at}`,
       );
@@ -91,7 +98,13 @@ export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetrie
       }
       byCorpus.set(name, b);
     }
-    return { retriever: new Retriever(opened, byCorpus, setup.retriever), batchers: [...batchers.values()] };
+    const integrity = Promise.all(checks).then(() => undefined);
+    integrity.catch(() => undefined); // the server decides what a failed check means
+    return {
+      retriever: new Retriever(opened, byCorpus, setup.retriever),
+      batchers: [...batchers.values()],
+      integrity,
+    };
   } catch (err) {
     await Promise.all(opened.map((c) => c.close()));
     throw err;

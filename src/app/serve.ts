@@ -45,7 +45,16 @@ export async function serve(cfg: ServeConfig): Promise<void> {
   const open = async (): Promise<Retriever> => {
     if (toBuild.length > 0) await buildWithProgress(cfg, toBuild, slot);
     for (const name of cfg.corpora) slot.update({ name, state: 'opening' });
-    return observed(await openRetriever(withEncoderMetrics(cfg, metrics)), metrics);
+    const opened = await openRetriever({ ...withEncoderMetrics(cfg, metrics), verifyInBackground: true });
+    // the bytes not checked before serving are hashed meanwhile; a damaged file stops the answers
+    opened.integrity.then(
+      () => cfg.log.debug('every index checksum checked'),
+      (err: Error) => {
+        cfg.log.error(`${describeError(err)}; no longer answering searches`);
+        slot.withdraw(err);
+      },
+    );
+    return observed(opened, metrics);
   };
   if (cfg.transport === 'stdio') {
     if (toBuild.length === 0) {

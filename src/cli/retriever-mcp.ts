@@ -142,7 +142,8 @@ const SERVE_OPTIONS = {
   verify: {
     choices: ['auto', 'full', 'sample', 'sizes'] as const,
     default: 'auto' as const,
-    describe: 'checksums checked before serving (auto: every byte up to 4 GiB of index, sampled blocks above)',
+    describe:
+      'checksums checked (auto: up to 4 GiB of index, each file’s first and last 64 MiB block before serving and every byte on a thread while serving, which stops on a damaged file; sampled blocks above; full: every byte before serving)',
   },
   build: {
     type: 'boolean',

@@ -146,6 +146,49 @@ export function verifyFiles(
   }
 }
 
+/** A check of every block running on a worker thread; `done` rejects with INDEX_CORRUPT (or IO) on the first mismatch. */
+export interface BackgroundCheck {
+  done: Promise<void>;
+  /** Ends the check early (the corpus is closing); `done` then never settles. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `verifyFiles(…, 'full', …)` on a worker thread, so a server can answer while
+ * the bytes it has not checked yet are hashed. The worker does not keep the
+ * process alive.
+ */
+export function verifyFilesInBackground(
+  dir: string,
+  files: Record<string, FileRecord>,
+  fixHint: string,
+): BackgroundCheck {
+  const worker = new Worker(builtFileUrl('./verify-worker.js', import.meta.url), {
+    workerData: { dir, files, fixHint },
+  });
+  worker.unref();
+  let stopped = false;
+  const done = new Promise<void>((resolve, reject) => {
+    worker.once('message', (m: { ok: true } | { ok: false; code: string; message: string }) => {
+      if (m.ok) resolve();
+      else reject(new RetrieverError(m.code === 'INDEX_CORRUPT' ? 'INDEX_CORRUPT' : 'IO', m.message));
+    });
+    worker.once('error', (err) =>
+      reject(new RetrieverError('IO', `cannot check the index files in ${dir}: ${err.message}`, { cause: err })),
+    );
+    worker.once('exit', (code) => {
+      if (!stopped) reject(new RetrieverError('IO', `the checksum thread for ${dir} exited (code ${code}) early`));
+    });
+  });
+  return {
+    done,
+    stop: async () => {
+      stopped = true;
+      await worker.terminate();
+    },
+  };
+}
+
 function pickBlocks(n: number, samples: number): number[] {
   const set = new Set([0, n - 1]);
   while (set.size < Math.min(n, samples + 2)) set.add(Math.floor(Math.random() * n));

@@ -5,7 +5,7 @@ import { Bm25Pool } from '../index/bm25/bm25-pool.js';
 import { Bm25Searcher } from '../index/bm25/bm25-searcher.js';
 import type { SearchWorkerInit } from '../index/bm25/bm25-search-worker.js';
 import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
-import { verifyFiles, type VerifyMode } from '../index/file-integrity.js';
+import { verifyFiles, verifyFilesInBackground, type VerifyMode } from '../index/file-integrity.js';
 import { readManifest, type Manifest } from '../index/manifest.js';
 import { ChunkStore, type Facets } from '../store/chunk-store.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
@@ -33,6 +33,8 @@ export interface OpenCorpus {
   readonly filters: FilterCache;
   /** What filters can select here (sources, categories, dates); computed on first use, then kept. */
   facets(): Facets;
+  /** Settles when every checksum has been checked: at once, unless the check runs in the background (`verifyInBackground`). */
+  readonly integrity: Promise<void>;
   close(): void;
 }
 
@@ -113,6 +115,12 @@ export interface OpenOptions {
    * sample above.
    */
   verify?: VerifyMode | 'auto';
+  /**
+   * With 'auto' up to 4 GiB: check each file's first and last block now and
+   * every block on a worker thread afterwards (`integrity`), so a server
+   * answers before the whole index is hashed. Off: every block now.
+   */
+  verifyInBackground?: boolean;
   log?: Logger;
   /** Worker threads that each take an equal part of the chunk range of unfiltered BM25 and hybrid searches, beside the calling thread's part; 0 (the default) searches on the calling thread. */
   bm25Threads?: number;
@@ -148,18 +156,30 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
   const hint = fixHintFor(name, manifest);
   const total = Object.values(manifest.files).reduce((s, f) => s + f.bytes, 0);
   let mode = o.verify ?? 'auto';
+  let background = false;
   if (mode === 'auto') {
     mode = total <= FULL_VERIFY_MAX_BYTES ? 'full' : 'sample';
+    background = mode === 'full' && o.verifyInBackground === true;
     if (mode === 'sample')
       o.log?.info(`${name}: ${formatBytes(total)} index; checking sampled blocks (use --verify full for every byte)`);
   }
-  verifyFiles(dir, manifest.files, mode, hint);
+  // in the background: each file's first and last block now (a truncated or half-copied file fails here)
+  if (background) verifyFiles(dir, manifest.files, 'sample', hint, 0);
+  else verifyFiles(dir, manifest.files, mode, hint);
   const analyzer = createEnglishAnalyzer();
   checkAnalyzer(dir, manifest, analyzer.id, hint);
   const storePath = join(dir, INDEX_FILES.store);
   const store = new ChunkStore(storePath);
   const closers: Array<() => void> = [() => store.close()];
   try {
+    let integrity = Promise.resolve();
+    if (background) {
+      const check = verifyFilesInBackground(dir, manifest.files, hint);
+      closers.push(() => void check.stop());
+      integrity = check.done;
+      // a rejection nobody awaited would end the process; the caller decides what a failed check means
+      integrity.catch(() => undefined);
+    }
     checkStore(store, storePath, manifest, hint);
     const files = bm25Files(dir, manifest);
     const bm25 = new Bm25Searcher({ ...files, lookupTerm: (t) => store.lookupTerm(t), analyzer });
@@ -191,6 +211,7 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
       modes,
       filters: new FilterCache(store, manifest.corpus.chunks),
       facets: () => (facets ??= store.facets()),
+      integrity,
       close: () => {
         for (const c of closers.reverse()) c();
       },

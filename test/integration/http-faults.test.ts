@@ -22,6 +22,7 @@ let url: string;
 let close: () => Promise<void>;
 let closeMcp: () => Promise<void> = async () => {};
 let release: () => void = () => {};
+let slot: RetrieverSlot;
 const metrics = createServerMetrics();
 
 /** Our QueryEncoder interface, stuck until the test releases it. */
@@ -80,7 +81,7 @@ beforeAll(async () => {
     maxBatchQueries: 256,
     metrics,
     log: silentLogger,
-    slot: new RetrieverSlot(retriever.opts, ['c']),
+    slot: (slot = new RetrieverSlot(retriever.opts, ['c'])),
   });
   app.attach(retriever);
   closeMcp = async () => app.mcp()?.closeAll();
@@ -173,5 +174,21 @@ describe.skipIf(!HAS_SHARED)('faults while serving (stuck encoder, overload, dis
     expect(late.headers.get('retry-after')).toBe('1');
     expect(performance.now() - t0).toBeLessThan(1000);
     release();
+  });
+
+  // last: it takes the corpus away from every later request
+  it('stops answering searches, and says why, when the index is found damaged while serving', async () => {
+    expect((await fetch(`${url}/ready`)).status).toBe(200);
+    slot.withdraw(new Error('c/chunks.sqlite does not match its checksum in manifest.json (64 MiB block 2)'));
+    const r = await postJson(`${url}/retrieve`, { queries: ['river'], mode: 'bm25' });
+    expect(r.status).toBe(503);
+    expect(r.json).toMatchObject({
+      error: {
+        code: 'NOT_READY',
+        message: expect.stringMatching(/^not serving: corpus c failed: c\/chunks\.sqlite does not match its checksum/),
+      },
+    });
+    expect((await fetch(`${url}/ready`)).status).toBe(503);
+    expect((await fetch(`${url}/health`)).status).toBe(200);
   });
 });

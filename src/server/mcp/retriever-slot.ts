@@ -25,6 +25,7 @@ export interface CorpusState {
 export class RetrieverSlot {
   private retriever: Retriever | undefined;
   private failure: Error | undefined;
+  private withdrawn = false;
   private readonly states = new Map<string, CorpusState>();
 
   constructor(
@@ -49,10 +50,22 @@ export class RetrieverSlot {
     return this.retriever !== undefined;
   }
 
+  /** The corpora failed to open, or were withdrawn after a damaged file was found. */
+  get failed(): boolean {
+    return this.failure !== undefined;
+  }
+
   /** The retriever, or a NOT_READY error with each unready corpus's state. */
   get(): Retriever {
     if (this.retriever) return this.retriever;
-    if (this.failure) throw new RetrieverError('NOT_READY', `the corpora could not be opened: ${this.failure.message}`);
+    if (this.failure) {
+      throw new RetrieverError(
+        'NOT_READY',
+        this.withdrawn
+          ? `no longer serving: ${this.failure.message}`
+          : `the corpora could not be opened: ${this.failure.message}`,
+      );
+    }
     const parts = this.list()
       .filter((s) => s.state !== 'ready')
       .map(describeState);
@@ -75,8 +88,21 @@ export class RetrieverSlot {
   }
 
   set(retriever: Retriever): void {
+    if (this.withdrawn) return; // a damaged file was found before the open finished
     this.retriever = retriever;
     for (const name of this.names) this.states.set(name, { name, state: 'ready' });
+  }
+
+  /**
+   * Stops serving after the corpora opened (a checksum found damaged while
+   * serving): every later call gets `err`'s message, and /ready says not ready.
+   */
+  withdraw(err: Error): void {
+    this.withdrawn = true;
+    this.retriever = undefined;
+    this.failure = err;
+    for (const s of this.states.values())
+      this.states.set(s.name, { name: s.name, state: 'failed', error: err.message });
   }
 
   fail(err: Error): void {

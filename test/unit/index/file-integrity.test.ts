@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import { openSync, closeSync, writeSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BLOCK_BYTES, fingerprintFile, fingerprintFiles, verifyFiles } from '../../../src/index/file-integrity.js';
+import {
+  BLOCK_BYTES,
+  fingerprintFile,
+  fingerprintFiles,
+  verifyFiles,
+  verifyFilesInBackground,
+} from '../../../src/index/file-integrity.js';
 import { makeTempDir } from '../../helpers/paths.js';
 
 const tmp = makeTempDir();
@@ -58,5 +64,37 @@ describe('index file fingerprints', () => {
     expect(() => verifyFiles(tmp.dir, files, 'full', 'rebuild it')).toThrow(
       /big\.bin does not match its checksum in manifest\.json \(64 MiB block 1\).*rebuild it/,
     );
+  });
+
+  it('check the rest on a worker thread: a middle block the ends check cannot see', async () => {
+    // three blocks: the first and last are checked before serving, the middle one only in the background
+    const three = join(tmp.dir, 'three.bin');
+    const bytes = Buffer.alloc(2 * BLOCK_BYTES + 2 ** 20);
+    for (let i = 0; i < bytes.length; i += 4096) bytes.writeUInt32LE((i * 40503) >>> 0, i);
+    writeFileSync(three, bytes);
+    const files = { 'three.bin': fingerprintFile(three) };
+    await expect(verifyFilesInBackground(tmp.dir, files, 'rebuild it').done).resolves.toBeUndefined();
+    const fd = openSync(three, 'r+');
+    writeSync(fd, Buffer.from([0xff]), 0, 1, BLOCK_BYTES + 777);
+    closeSync(fd);
+    expect(() => verifyFiles(tmp.dir, files, 'sample', 'rebuild it', 0)).not.toThrow();
+    const check = verifyFilesInBackground(tmp.dir, files, 'rebuild it');
+    await expect(check.done).rejects.toMatchObject({
+      code: 'INDEX_CORRUPT',
+      message: expect.stringMatching(
+        /three\.bin does not match its checksum in manifest\.json \(64 MiB block 1\).*rebuild it/,
+      ),
+    });
+    // stopped early (a corpus closing), it neither settles nor keeps a thread
+    const stopped = verifyFilesInBackground(tmp.dir, files, 'rebuild it');
+    await stopped.stop();
+    const outcome = await Promise.race([
+      stopped.done.then(
+        () => 'settled',
+        () => 'settled',
+      ),
+      new Promise((r) => setTimeout(() => r('pending'), 300)),
+    ]);
+    expect(outcome).toBe('pending');
   });
 });

@@ -53,3 +53,30 @@ describe('tools before the corpora are open', () => {
     await client.close();
   });
 });
+
+describe('a slot withdrawn after it served', () => {
+  it('stops answering with the damage named, and a late open does not bring it back', async () => {
+    const slot = new RetrieverSlot(OPTS, ['multihop']);
+    slot.withdraw(new Error('chunks.sqlite does not match its checksum in manifest.json (64 MiB block 3)'));
+    expect(slot.ready).toBe(false);
+    expect(slot.failed).toBe(true);
+    expect(slot.list()).toEqual([
+      {
+        name: 'multihop',
+        state: 'failed',
+        error: 'chunks.sqlite does not match its checksum in manifest.json (64 MiB block 3)',
+      },
+    ]);
+    const client = await connect(slot);
+    const r = (await client.callTool({ name: 'search', arguments: { query: 'chip' } })) as {
+      isError?: boolean;
+      content: Array<{ text: string }>;
+    };
+    expect(r.isError).toBe(true);
+    expect(r.content[0]?.text).toMatch(/no longer serving: chunks\.sqlite does not match its checksum/);
+    // the open that raced the check finishing late must not re-enable the damaged corpora
+    slot.set({ opts: OPTS, corpora: [] } as unknown as Parameters<RetrieverSlot['set']>[0]);
+    expect(slot.ready).toBe(false);
+    await client.close();
+  });
+});

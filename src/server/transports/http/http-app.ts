@@ -52,10 +52,12 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   let draining = false;
   const { server, connections } = createHttpServer(
     {
-      retriever: () => retriever,
+      // the slot can withdraw a retriever after it attached (a checksum failed while serving)
+      retriever: () => (opts.slot.ready ? retriever : undefined),
       readiness: () => (opts.slot.ready ? 'ready' : opts.slot.list().map(describeState).join('; ')),
+      failed: () => opts.slot.failed,
       mcp: () => mcp,
-      rest: () => rest,
+      rest: () => (opts.slot.ready ? rest : undefined),
       admission,
       metrics: opts.metrics,
       log: opts.log,

@@ -48,6 +48,8 @@ export interface RouterContext {
   retriever(): Retriever | undefined;
   /** What is not ready yet, for 503 messages (each corpus's build phase, percent and ETA). */
   readiness(): string;
+  /** True when the corpora failed to open, or stopped serving (a damaged file found while serving). */
+  failed(): boolean;
   mcp(): McpHttp | undefined;
   rest(): RestContext | undefined;
   admission: Admission;
@@ -297,7 +299,9 @@ function admissionRefusal(app: RouterContext, path: string): { code: string; mes
   if (!app.retriever() && !(MCP_ROUTES.has(path) && app.mcp())) {
     return {
       code: 'NOT_READY',
-      message: `the server is still loading indexes and warming the encoder (${app.readiness()}); retry shortly`,
+      message: app.failed()
+        ? `not serving: ${app.readiness()}`
+        : `the server is still loading indexes and warming the encoder (${app.readiness()}); retry shortly`,
     };
   }
   if (path !== '/ready' && app.admission.inFlight >= app.admission.opts.maxInFlight) {

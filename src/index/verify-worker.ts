@@ -1,0 +1,14 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { RetrieverError } from '../errors.js';
+import { verifyFiles } from './file-integrity.js';
+import type { FileRecord } from './manifest.js';
+
+/** verifyFilesInBackground's thread: every block of every file, then one message with the outcome. */
+const { dir, files, fixHint } = workerData as { dir: string; files: Record<string, FileRecord>; fixHint: string };
+try {
+  verifyFiles(dir, files, 'full', fixHint);
+  parentPort?.postMessage({ ok: true });
+} catch (err) {
+  const code = err instanceof RetrieverError ? err.code : 'IO';
+  parentPort?.postMessage({ ok: false, code, message: (err as Error).message });
+}
