@@ -3,8 +3,6 @@ import { MicroBatcher, type MicroBatchOptions } from '../encoder/micro-batcher.j
 import type { HubConfig } from '../hub/download.js';
 import { openDenseArm, type DenseArmOptions } from '../index/dense/dense-arm.js';
 import type { VerifyMode } from '../index/file-integrity.js';
-import { connectEngine } from '../engine/opensearch/client.js';
-import { openEngineCorpus } from '../engine/opensearch/engine-corpus.js';
 import type { ServedCorpus } from '../search/engine-corpus.js';
 import { openCorpus } from '../search/open-corpus.js';
 import { Retriever, type RetrieverOptions } from '../search/retriever.js';
@@ -59,6 +57,9 @@ export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetrie
   const checks: Array<Promise<void>> = [];
   try {
     if (setup.backend) {
+      // loaded only for an engine backend: OpenSearch's client takes ~80 ms to import, a tenth of a local start
+      const { connectEngine } = await import('../engine/opensearch/client.js');
+      const { openEngineCorpus } = await import('../engine/opensearch/engine-corpus.js');
       for (const name of setup.corpora) {
         // one client per corpus: closing a corpus closes its connections
         const c = await openEngineCorpus(connectEngine({ nodes: setup.backend.nodes }), name, setup.backend.efSearch);
