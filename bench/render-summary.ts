@@ -74,6 +74,27 @@ const HEADLINES: Record<string, { what: string; command: string; figure: (r: Res
     figure: (r) =>
       `${(r['firstTenSeconds'] as { errors: number }).errors + (r['rest'] as { errors: number }).errors} errors, ${String(r['chunksAfter'])} of ${String(r['chunks'])} chunks after`,
   },
+  scale: {
+    what: 'wiki-18 scale, generated 1M / 2M passages: build, ready, dense R@10 at the default efSearch',
+    command: 'node dist/bench/scale.js --sizes 1000000,2000000 --faiss false',
+    figure: (r) =>
+      rows(r)
+        .map((x) => `${fmt(x['build s'])} s, ${fmt(x['ready s'])} s, ${fmt(x['dense R@10'])}`)
+        .join(' / '),
+  },
+  'faiss-cpu': {
+    what: 'dense arm vs faiss-cpu HNSW32 at its default efSearch 16: recall@10, 1M (ours / faiss)',
+    command: 'node dist/bench/faiss-cpu.js',
+    figure: (r) => {
+      const at = (engine: string, setting: string): string =>
+        fmt(
+          rows(r).find(
+            (x) => x['size'] === '1m' && x['engine'] === engine && String(x['setting']).startsWith(setting),
+          )?.['recall@10, one at a time'],
+        );
+      return `${at('ours: i8 HNSW + f16 re-scoring', 'efSearch 128')} / ${at('faiss HNSW32', 'efSearch 16')}`;
+    },
+  },
   'stateless-dispatch': {
     what: 'stateless MCP call, direct dispatch / public SDK path (median p50)',
     command: 'node dist/bench/experiments/stateless-dispatch.js',
@@ -631,7 +652,7 @@ export function renderSeedRatios(results: Record<string, Result>, short: boolean
   if (runs.length === 0) return '_No side-by-side results yet._';
   const lines = short
     ? [
-        '| run | peer, same run | QPS at 256 clients, ours ÷ peer’s | resident memory, peer’s ÷ ours | time to first answer, peer’s ÷ ours | R@5 ours | R@5 peer |',
+        '| run | peer, same run | QPS at 256 clients, ours ÷ peer | memory, peer ÷ ours | first answer, peer ÷ ours | R@5 ours | R@5 peer |',
         '| --- | --- | --- | --- | --- | --- | --- |',
       ]
     : [
