@@ -5,6 +5,9 @@ import { runInNewContext } from 'node:vm';
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
+/** A full garbage collection now: heapUsed after it is what is still alive. */
+export const collectGarbage = (): void => gc();
+
 /** Bytes the JS heap holds after `run` beyond what it held before, both measured after a full collection. */
 export function heapGrowth(run: () => void): number {
   gc();
