@@ -117,7 +117,7 @@ export interface OpenOptions {
   verify?: VerifyMode | 'auto';
   /**
    * With 'auto' up to 4 GiB: check each file's first and last block now and
-   * every block on a worker thread afterwards (`integrity`), so a server
+   * the others on a worker thread afterwards (`integrity`), so a server
    * answers before the whole index is hashed. Off: every block now.
    */
   verifyInBackground?: boolean;
