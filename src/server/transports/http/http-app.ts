@@ -52,8 +52,8 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   let draining = false;
   const { server, connections } = createHttpServer(
     {
-      // the slot can withdraw a retriever after it attached (a checksum failed while serving)
-      retriever: () => (opts.slot.ready ? retriever : undefined),
+      // the slot's, not `retriever`: the slot withdraws it if a checksum fails while serving
+      retriever: () => opts.slot.current(),
       readiness: () => (opts.slot.ready ? 'ready' : opts.slot.list().map(describeState).join('; ')),
       failed: () => opts.slot.failed,
       mcp: () => mcp,
