@@ -2,7 +2,7 @@
 """Reference peers for bench/ann.ts and bench/faiss-cpu.ts (faiss and hnswlib
 from Debian's python3 packages or from PyPI's faiss-cpu in a bench venv).
 Same vectors, same M/efConstruction, same queries and ground truth.
-  --phase build | serve, --engine faiss-hnsw | faiss-flat | hnswlib | faiss-ivfpq | faiss-factory
+  --phase build | serve, --engine faiss-hnsw | faiss-flat | hnswlib | faiss-factory
 faiss-factory builds `--factory` (any faiss index_factory string, e.g. HNSW32
 or IVF1024,PQ96,RFlat) the way FlashRAG's and Search-R1's index builders do
 (index_factory over inner product, trained where it needs training), and
@@ -17,9 +17,9 @@ p.add_argument('--engine'); p.add_argument('--phase'); p.add_argument('--base');
 p.add_argument('--truth'); p.add_argument('--index'); p.add_argument('--dim', type=int, default=768)
 p.add_argument('--m', type=int, default=16); p.add_argument('--efc', type=int, default=128)
 p.add_argument('--efs', default='16,32,64,128,256'); p.add_argument('--threads', type=int, default=2)
-p.add_argument('--nprobe', default='8,16,32,64'); p.add_argument('--batch', type=int, default=1)
+p.add_argument('--batch', type=int, default=1)
 p.add_argument('--max-queries', type=int, default=0)
-p.add_argument('--train', type=int, default=100_000, help='IVF-PQ training sample (faiss subsamples IVF training to 256 per list anyway)')
+p.add_argument('--train', type=int, default=100_000, help='faiss-factory: training sample for an index that needs training; 0 = every vector')
 p.add_argument('--offset', type=int, default=0, help='header bytes before the base vectors (8 for .fbin)')
 p.add_argument('--factory', default='', help='faiss-factory: the index_factory string')
 p.add_argument('--params', default='', help="faiss-factory: '|'-separated ParameterSpace settings to serve at ('' = the index's defaults)")
@@ -68,15 +68,6 @@ if a.phase == 'build':
         idx.add(x)
         t = time.time() - t0
         faiss.write_index(idx, a.index)
-    elif a.engine == 'faiss-ivfpq':
-        # the DeepSearch-RL / FlashRAG setting: IVF1024,PQ96 over inner product
-        idx = faiss.index_factory(a.dim, 'IVF1024,PQ96', faiss.METRIC_INNER_PRODUCT)
-        rng = np.random.default_rng(0)
-        train = x[rng.choice(len(x), size=min(len(x), a.train), replace=False)]
-        idx.train(train)
-        idx.add(x)
-        t = time.time() - t0
-        faiss.write_index(idx, a.index)
     else:
         idx = hnswlib.Index(space='ip', dim=a.dim)
         idx.init_index(max_elements=len(x), M=a.m, ef_construction=a.efc, random_seed=100)
@@ -107,8 +98,6 @@ else:
     params = [0]
     if a.engine in ('faiss-hnsw', 'hnswlib'):
         params = [int(e) for e in a.efs.split(',')]
-    if a.engine == 'faiss-ivfpq':
-        params = [int(e) for e in a.nprobe.split(',')]
     if a.engine == 'faiss-factory':
         params = a.params.split('|')
     rows = []
@@ -117,7 +106,6 @@ else:
             faiss.ParameterSpace().set_index_parameters(idx, ef)
         if a.engine == 'faiss-hnsw': idx.hnsw.efSearch = ef
         if a.engine == 'hnswlib': idx.set_ef(ef)
-        if a.engine == 'faiss-ivfpq': idx.nprobe = ef
         lat = []
         ids_all = []
         k = 10

@@ -13,9 +13,10 @@
  * Ours is the index `scale.js` built for that size (i8 HNSW memory-mapped,
  * f16 vectors on disk), measured by scale-probe exactly as the server
  * searches, one process per efSearch, after reading its files through once
- * (faiss reads its whole index into memory before serving). For every engine and setting: recall@10 and p50 one query at a
- * time on one thread, recall@5 and QPS at 100 queries per call on 2 threads,
- * build seconds, index size and resident memory. faiss indexes are built
+ * (faiss reads its whole index into memory before serving). For every engine
+ * and setting: recall@10 and p50 one query at a time on one thread, recall@5
+ * and QPS at 100 queries per call on 2 threads, build seconds, index size and
+ * resident memory. faiss indexes are built
  * once and kept beside the vectors (with their build figures).
  *
  *   node dist/bench/scale.js --sizes 1000000,2000000 --faiss false   # our indexes, vectors, truth
@@ -23,8 +24,9 @@
  *
  * Writes bench/results/faiss-cpu.json; BENCHMARKS.md's table is rendered from it.
  */
-import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { forEachFileChunk } from '../src/util/hash-file.js';
 import { runProbe } from './lib/child.js';
 import { arg, BENCH_DATA, BENCH_RESULTS, printTable, ROOT, sizeLabel, writeResult } from './lib/common.js';
 import { FAISS_CPU, faissPython, runFaiss, type FaissFiles, type FaissRun } from './lib/faiss.js';
@@ -67,17 +69,6 @@ interface Setting {
 
 const py = faissPython(log);
 const mib = (p: string): number => Math.round(statSync(p).size / 2 ** 20);
-/** Reads a file through once, so its pages are in the page cache. */
-function readThrough(path: string): void {
-  const fd = openSync(path, 'r');
-  const buf = Buffer.allocUnsafe(1 << 24);
-  try {
-    while (readSync(fd, buf, 0, buf.length, null) > 0);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** scale.js's own build figures for that size, where its result file is here. */
 function ourBuild(n: number): Record<string, number> {
   const path = join(BENCH_RESULTS, 'scale.json');
@@ -108,7 +99,7 @@ for (const n of sizes) {
 
   // faiss reads its whole index into memory before it serves; ours maps its files, so read them
   // once first, or the first setting would pay for the pages the faiss runs pushed out of the cache
-  for (const f of ['dense.usearch', 'vectors.bin']) readThrough(join(live, f));
+  for (const f of ['dense.usearch', 'vectors.bin']) forEachFileChunk(join(live, f), () => undefined);
   const built = ourBuild(n);
   const ours: Array<Record<string, unknown>> = [];
   for (const ef of efs.split(',')) {
