@@ -71,8 +71,11 @@ export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetrie
     }
     for (const name of setup.backend ? [] : setup.corpora) {
       const c = openCorpus(setup.indexDir, name, {
-        openDense: (dir, manifest, hint) =>
-          openDenseArm(dir, manifest.dense as NonNullable<typeof manifest.dense>, hint, setup.dense),
+        openDense: (dir, manifest, hint, checked) =>
+          openDenseArm(dir, manifest.dense as NonNullable<typeof manifest.dense>, hint, {
+            ...setup.dense,
+            checkGraph: !checked.everyByte,
+          }),
         verify: setup.verify,
         verifyInBackground: setup.verifyInBackground === true,
         log: setup.log,

@@ -39,7 +39,12 @@ export interface OpenCorpus {
 }
 
 /** Opens the dense arm of an index; supplied by the dense module so this file stays ANN-agnostic. */
-export type DenseOpener = (dir: string, manifest: Manifest, fixHint: string) => DenseArm;
+export type DenseOpener = (dir: string, manifest: Manifest, fixHint: string, checked: IntegrityChecked) => DenseArm;
+
+/** What the checks before opening covered: every byte of every file, or less (`sizes`, `sample`, background). */
+export interface IntegrityChecked {
+  everyByte: boolean;
+}
 
 export function fixHintFor(name: string, manifest?: Manifest, indexDir?: string): string {
   if (manifest?.rebuild_command) return `rebuild it with \`${manifest.rebuild_command}\``;
@@ -193,7 +198,7 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
       if (!openDense) {
         throw new RetrieverError('INTERNAL', `${dir} has a dense index but no dense reader was configured`);
       }
-      dense = openDense(dir, manifest, hint);
+      dense = openDense(dir, manifest, hint, { everyByte: mode === 'full' && !background });
       const arm = dense;
       closers.push(() => arm.close());
     }

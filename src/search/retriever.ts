@@ -180,6 +180,9 @@ export class Retriever {
     // each thread scores its part of the chunk range while this thread scores the first part and
     // then walks the HNSW graph (filtered searches stay here: the filter's bitset is not shared)
     const bm25 = mode === 'dense' ? null : searchBm25(this.turns, corpus, texts, depth, filter);
+    // the BM25 arm may fail while the query vectors are still awaited: mark its rejection as
+    // handled now (it is awaited, and thrown, below), or it would end the process unseen
+    bm25?.catch(() => undefined);
     let denseLists: ScoredHit[][] | null = null;
     try {
       const vecs = vectors ? await vectors : null;
@@ -347,10 +350,12 @@ async function searchBm25(
       const { list } = await turns.run(() => ({
         list: pool ? pool.search(q, depth) : corpus.bm25.search(q, depth, filter),
       }));
+      // a worker's part may fail while later queries take their turns: handled here, thrown by Promise.all
+      if (list instanceof Promise) list.catch(() => undefined);
       lists.push(list);
     }
   } catch (err) {
-    for (const l of lists) if (l instanceof Promise) l.catch(() => undefined); // none left rejecting unseen
+    await Promise.allSettled(lists); // leave no worker part running behind a failed request
     throw err;
   }
   return Promise.all(lists);

@@ -24,7 +24,7 @@ export async function connectStdio(
 /** Runs a bin to completion and returns its exit code and output. */
 export function runBin(bin: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', env: { ...process.env, ...env } });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+  return { status: r.status, signal: r.signal, stdout: r.stdout, stderr: r.stderr };
 }
 
 /** Like runBin, without blocking this process's event loop (for in-process test servers). */

@@ -7,6 +7,7 @@ import { isAllowed, type ChunkFilter, type DenseArm } from '../../core/contracts
 import { INDEX_FILES } from '../layout.js';
 import type { DenseManifest } from '../manifest.js';
 import { AnnIndex, exactInnerProduct } from './ann.js';
+import { GraphFormatError, readGraphLinks } from './graph-file.js';
 import { VectorReader } from './vectors-file.js';
 
 export interface DenseArmOptions {
@@ -18,6 +19,12 @@ export interface DenseArmOptions {
   rescoreFactor: number;
   /** Threads one batch of queries (`searchMany`) walks the graph with; default: every core. */
   searchThreads?: number;
+  /**
+   * Walk the graph file's links before opening it (graph-file.ts): set when its
+   * bytes were not all checksummed first (`--verify sizes`, `sample`, or a
+   * background pass), since USearch follows a damaged link out of its map.
+   */
+  checkGraph?: boolean;
 }
 
 /** Filters allowing at most this many chunks are searched exactly. */
@@ -35,8 +42,10 @@ export function openDenseArm(dir: string, m: DenseManifest, fixHint: string, opt
   const vectors = new VectorReader(join(dir, INDEX_FILES.vectors), dim, m.vectors.dtype, m.vectors.count);
   try {
     if (!m.ann) return new ExactArm(m.encoder.id, vectors);
+    const annPath = join(dir, INDEX_FILES.ann);
+    if (opts.checkGraph) checkGraph(annPath, m.vectors.count, fixHint);
     const ann = AnnIndex.open(
-      join(dir, INDEX_FILES.ann),
+      annPath,
       dim,
       {
         connectivity: m.ann.connectivity,
@@ -49,7 +58,7 @@ export function openDenseArm(dir: string, m: DenseManifest, fixHint: string, opt
     if (ann.size !== m.vectors.count) {
       throw new RetrieverError(
         'INDEX_CORRUPT',
-        `${join(dir, INDEX_FILES.ann)} holds ${ann.size} vectors, the manifest says ${m.vectors.count}: ${fixHint}`,
+        `${annPath} holds ${ann.size} vectors, the manifest says ${m.vectors.count}: ${fixHint}`,
       );
     }
     return new AnnArm(m.encoder.id, vectors, ann, opts.rescoreFactor, opts.searchThreads ?? availableParallelism());
@@ -57,6 +66,20 @@ export function openDenseArm(dir: string, m: DenseManifest, fixHint: string, opt
     vectors.close();
     throw err;
   }
+}
+
+/** The graph's structure, walked once: a link out of range is INDEX_CORRUPT here, not a crash in a search. */
+function checkGraph(path: string, count: number, fixHint: string): void {
+  let live: number;
+  try {
+    const g = readGraphLinks(path);
+    live = g.nodes - g.deleted;
+  } catch (err) {
+    if (!(err instanceof GraphFormatError)) throw err;
+    throw new RetrieverError('INDEX_CORRUPT', `${err.message}: the HNSW graph is damaged; ${fixHint}`);
+  }
+  if (live !== count)
+    throw new RetrieverError('INDEX_CORRUPT', `${path} holds ${live} vectors, the manifest says ${count}: ${fixHint}`);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 
 /**
  * Reads the HNSW links out of a graph file saved by USearch 2.x
@@ -82,6 +82,11 @@ class FileCursor {
     return this.start;
   }
 
+  /** The cursor's position in the file. */
+  get offset(): number {
+    return this.base + this.start;
+  }
+
   skip(n: number): void {
     this.start += n;
   }
@@ -122,7 +127,10 @@ function readHeader(
 
 /**
  * The graph's shape and its base-level orphans. Keys must be below 2^32
- * (chunk nums are); a node's links are checked to point inside the graph.
+ * (chunk nums are); every level's links are checked to point inside the
+ * graph, and the nodes to end where the file does, so a graph that passes
+ * cannot send USearch's search outside its memory map (a damaged one would
+ * crash the process there, not fail one request).
  */
 export function readGraphLinks(path: string): GraphLinks {
   const fd = openSync(path, 'r');
@@ -162,8 +170,22 @@ export function readGraphLinks(path: string): GraphLinks {
         if (to >= n) throw new GraphFormatError(`${path}: node ${i} links to slot ${to} of ${n}`);
         linked[to] = 1;
       }
+      // the upper levels' links are followed by every search's descent: each must point inside too
+      for (let level = 1, at = p + 10 + baseBytes; level <= (levels[i] as number); level++, at += levelBytes) {
+        const upper = buf.readUInt32LE(at);
+        if (upper > header.connectivity)
+          throw new GraphFormatError(`${path}: node ${i} claims ${upper} links at level ${level}`);
+        for (let j = 0; j < upper; j++) {
+          const to = buf.readUInt32LE(at + 4 + 4 * j);
+          if (to >= n) throw new GraphFormatError(`${path}: node ${i} links to slot ${to} of ${n} at level ${level}`);
+        }
+      }
       cursor.skip(bytes);
     }
+    const end = cursor.offset;
+    const size = fstatSync(fd).size;
+    if (end !== size)
+      throw new GraphFormatError(`${path} is ${size} bytes but its graph ends at byte ${end} (levels damaged)`);
     const orphans: number[] = [];
     for (let i = 0; i < n; i++)
       if (live[i] === 1 && linked[i] === 0 && i !== entrySlot) orphans.push(keys[i] as number);
