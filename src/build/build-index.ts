@@ -23,7 +23,7 @@ import { createProgress, formatBytes, formatCount, formatDuration } from '../uti
 import { INDEX_FORMAT_VERSION, TOOL_VERSION } from '../version.js';
 import { dirBytes, recordFiles } from './file-records.js';
 import { loadState, stateKey, STATE_FILE, type BuildState, type IngestResult } from './build-state.js';
-import { commitPartial, liveDir, newBuildId, preparePartial, verifyBeforePublish } from './index-swap.js';
+import { commitPartial, liveDir, newBuildId, partialDir, preparePartial, verifyBeforePublish } from './index-swap.js';
 
 /** The dense arm of a build, supplied by the encoder side (see encoder/dense-phase.ts). */
 export interface DensePhase {
@@ -87,9 +87,33 @@ export async function buildIndex(opts: BuildOptions): Promise<BuildSummary> {
   const lock = lockBuild(opts.indexDir, opts.name);
   try {
     return await buildLocked(opts);
+  } catch (err) {
+    throw freeSpaceOnFullDisk(opts, err);
   } finally {
     lock.release();
   }
+}
+
+/**
+ * A build that ran out of disk space removes its partial directory: kept for
+ * --resume, it would hold the disk full, and a resume cannot continue before
+ * space is freed anyway.
+ */
+function freeSpaceOnFullDisk(opts: BuildOptions, err: unknown): unknown {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code ?? (err as { cause?: { code?: string } })?.cause?.code;
+  const full =
+    code === 'ENOSPC' ||
+    code === 'SQLITE_FULL' ||
+    /ENOSPC|SQLITE_FULL|database or disk is full/.test(String((err as Error)?.message));
+  if (!full) return err;
+  const dir = partialDir(opts.indexDir, opts.name);
+  rmSync(dir, { recursive: true, force: true });
+  return new RetrieverError(
+    'BUILD',
+    `the disk holding ${resolve(opts.indexDir)} is full (${(err as Error).message}): the partial build was removed to free its space; ` +
+      'free some space (or pass --index-dir on a larger disk) and build again; the previous index, if any, still serves',
+    { cause: err },
+  );
 }
 
 async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
@@ -116,7 +140,13 @@ async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
   const buildId = newBuildId();
   const manifest = makeManifest(opts, input, ing, dense?.manifest ?? null, buildId, started);
   await finishFiles(opts, dir, storePath, manifest, dense?.files ?? []);
-  const finalDir = commitPartial(opts.indexDir, opts.name, buildId);
+  const published = commitPartial(opts.indexDir, opts.name, buildId);
+  if (published.keptPrevious) {
+    opts.log.warn(
+      `the previous ${opts.name} was not a build of this tool's own (a hand-made directory or symlink), so it was left in place: ` +
+        `${published.keptPrevious}; remove it once you no longer need it`,
+    );
+  }
 
   const size = (names: string[]): number => names.reduce((s, n) => s + (manifest.files[n]?.bytes ?? 0), 0);
   return {
@@ -125,7 +155,7 @@ async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
     manifest,
     seconds: (performance.now() - started) / 1000,
     bytes: {
-      total: dirBytes(finalDir),
+      total: dirBytes(published.dir),
       store: size([INDEX_FILES.store]),
       bm25: size([INDEX_FILES.postings, INDEX_FILES.norms, INDEX_FILES.blocks]),
       dense: size(dense?.files ?? []),

@@ -1,13 +1,24 @@
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
+import { writeFileExclusive } from '../util/fs-durable.js';
+import { bootId, processStartTicks } from '../util/process-identity.js';
 
 interface LockInfo {
   pid: number;
   host: string;
   started: string;
+  /** The kernel's boot id and the holder's start time (process-identity.ts), where /proc has them. */
+  boot?: string;
+  start?: string;
+  /** This process's own mark: a lock with our PID but another nonce was left by a predecessor. */
+  nonce?: string;
 }
+
+/** Set once per process: tells this process's locks from those of an earlier process with its PID. */
+const NONCE = randomBytes(8).toString('hex');
 
 export interface BuildLock {
   readonly path: string;
@@ -22,12 +33,19 @@ export interface BuildLock {
  * with its contents (see tryCreate) and held for the whole build; it records the
  * holder's PID, so a second build is refused at once with that PID, and a
  * lock left by a process that no longer runs on this host (killed with -9)
- * is taken over.
+ * is taken over, also when a new process got the dead one's PID (holderRuns).
  */
 export function lockBuild(indexDir: string, name: string): BuildLock {
   mkdirSync(indexDir, { recursive: true });
   const path = join(indexDir, `.${name}.lock`);
-  const info: LockInfo = { pid: process.pid, host: hostname(), started: new Date().toISOString() };
+  const info: LockInfo = {
+    pid: process.pid,
+    host: hostname(),
+    started: new Date().toISOString(),
+    nonce: NONCE,
+    ...optional('boot', bootId()),
+    ...optional('start', processStartTicks(process.pid)),
+  };
   for (let attempt = 0; attempt < 2; attempt++) {
     if (tryCreate(path, info)) {
       let released = false;
@@ -36,7 +54,8 @@ export function lockBuild(indexDir: string, name: string): BuildLock {
         release: () => {
           if (released) return;
           released = true;
-          if (readLock(path)?.pid === process.pid) rmSync(path, { force: true });
+          const held = readLock(path);
+          if (held?.pid === process.pid && held.nonce === NONCE) rmSync(path, { force: true });
         },
       };
     }
@@ -74,7 +93,9 @@ export function lockBuild(indexDir: string, name: string): BuildLock {
 function tryCreate(path: string, info: LockInfo): boolean {
   const mine = `${path}.${process.pid}`;
   try {
-    writeFileSync(mine, `${JSON.stringify(info)}\n`);
+    // created exclusively, never through a symlink planted at this name in a shared --index-dir
+    rmSync(mine, { force: true });
+    writeFileExclusive(mine, `${JSON.stringify(info)}\n`);
     linkSync(mine, path);
     return true;
   } catch (err) {
@@ -89,20 +110,39 @@ function readLock(path: string): LockInfo | undefined {
   try {
     const info = JSON.parse(readFileSync(path, 'utf8')) as Partial<LockInfo>;
     if (typeof info.pid !== 'number') return undefined;
-    return { pid: info.pid, host: String(info.host ?? ''), started: String(info.started ?? '') };
+    return {
+      pid: info.pid,
+      host: String(info.host ?? ''),
+      started: String(info.started ?? ''),
+      ...optional('boot', typeof info.boot === 'string' ? info.boot : undefined),
+      ...optional('start', typeof info.start === 'string' ? info.start : undefined),
+      ...optional('nonce', typeof info.nonce === 'string' ? info.nonce : undefined),
+    };
   } catch {
     return undefined;
   }
 }
 
-/** Whether the lock's holder still runs; a holder on another host (a shared disk) is assumed to. */
+/**
+ * Whether the lock's holder still runs; a holder on another host (a shared
+ * disk) is assumed to. On this host a PID is not enough: after a container
+ * restart the server is PID 1 again, as its killed predecessor was, so the
+ * boot id and the process's start time must match too.
+ */
 function holderRuns(info: LockInfo): boolean {
   if (info.host !== hostname()) return true;
-  if (info.pid === process.pid) return true;
+  const boot = bootId();
+  if (info.boot !== undefined && boot !== undefined && info.boot !== boot) return false;
+  if (info.pid === process.pid) return info.nonce === NONCE;
   try {
     process.kill(info.pid, 0);
-    return true;
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  const start = info.start !== undefined ? processStartTicks(info.pid) : undefined;
+  return start === undefined || start === info.start;
+}
+
+function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
 }

@@ -45,14 +45,63 @@ export function newBuildId(): string {
 export function preparePartial(indexDir: string, name: string, resume: boolean): { dir: string; resumed: boolean } {
   mkdirSync(indexDir, { recursive: true });
   const dir = partialDir(indexDir, name);
-  const exists = existsSync(dir);
-  if (exists && !resume) rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  return { dir, resumed: exists && resume };
+  const kind = entryKind(dir);
+  if (kind === 'other' || (kind === 'dir' && !ownDirectory(dir))) {
+    if (resume) {
+      throw new RetrieverError(
+        'BUILD',
+        `${dir} is not a directory this user's build made (a symlink, a file or another user's directory): ` +
+          'a build never writes through it; remove it, then build without --resume',
+      );
+    }
+  }
+  const resumed = kind === 'dir' && resume;
+  // rmSync removes a symlink itself, never what it points to
+  if (kind !== 'none' && !resumed) rmSync(dir, { recursive: true, force: true });
+  if (!resumed) {
+    try {
+      mkdirSync(dir, { mode: 0o755 }); // not recursive: fails if anything took the name meanwhile
+    } catch (err) {
+      throw new RetrieverError('BUILD', `cannot create the build directory ${dir}: ${(err as Error).message}`, {
+        cause: err,
+      });
+    }
+  }
+  return { dir, resumed };
 }
 
-/** Publishes a finished partial build as the live index; returns its directory. */
-export function commitPartial(indexDir: string, name: string, buildId: string): string {
+/** A real directory (not a symlink), a symlink or other entry, or nothing. */
+function entryKind(path: string): 'none' | 'dir' | 'other' {
+  try {
+    return lstatSync(path).isDirectory() ? 'dir' : 'other';
+  } catch {
+    return 'none';
+  }
+}
+
+function ownDirectory(path: string): boolean {
+  const uid = process.getuid?.();
+  return uid === undefined || lstatSync(path).uid === uid;
+}
+
+/** What a publish kept that it did not make: a hand-made index it did not remove. */
+export interface Published {
+  dir: string;
+  /** The previous live index when it was not a build of ours (a hand-made directory or symlink), left as it was. */
+  keptPrevious?: string;
+}
+
+/** The hidden directory names a build creates: `.NAME.<build id>`. */
+const BUILD_ID_RE = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
+
+/**
+ * Publishes a finished partial build as the live index. The previous live
+ * index is removed only when it is a build of ours (`indexes/NAME` a symlink
+ * to `.NAME.<build id>` beside it); a symlink to anywhere else, or a plain
+ * directory, may hold what a build never made (an index moved to a bigger
+ * disk, with other files beside it), so it is left as it was and reported.
+ */
+export function commitPartial(indexDir: string, name: string, buildId: string): Published {
   const partial = partialDir(indexDir, name);
   const targetName = `.${name}.${buildId}`;
   const target = join(indexDir, targetName);
@@ -62,20 +111,29 @@ export function commitPartial(indexDir: string, name: string, buildId: string): 
   const tmpLink = join(indexDir, `.${name}.link-${process.pid}`);
   rmSync(tmpLink, { force: true });
   symlinkSync(targetName, tmpLink);
-  let previous: string | undefined;
-  if (existsSync(live) || isSymlink(live)) {
-    if (isSymlink(live)) previous = resolve(indexDir, readlinkSync(live));
-    else {
-      // a plain directory (copied by hand): move it aside; it is removed below
-      previous = join(indexDir, `.${name}.replaced-${buildId}`);
-      renameSync(live, previous);
-    }
+  let ours: string | undefined;
+  let kept: string | undefined;
+  const kind = existsSync(live) || isSymlink(live) ? (isSymlink(live) ? 'link' : 'dir') : 'none';
+  if (kind === 'link') {
+    const to = readlinkSync(live);
+    if (ownBuildName(name, to)) ours = join(indexDir, to);
+    else kept = resolve(indexDir, to);
+  } else if (kind === 'dir') {
+    // a plain directory (copied by hand): moved aside, kept
+    kept = join(indexDir, `.${name}.replaced-${buildId}`);
+    renameSync(live, kept);
   }
   renameSync(tmpLink, live);
   fsyncPath(indexDir);
-  if (previous && resolve(previous) !== resolve(target)) rmSync(previous, { recursive: true, force: true });
+  if (ours && ours !== target) rmSync(ours, { recursive: true, force: true });
   removeOrphans(indexDir, name, targetName);
-  return target;
+  return { dir: target, ...(kept ? { keptPrevious: kept } : {}) };
+}
+
+/** Whether a live symlink's target is one of this name's build directories, in the index directory itself. */
+function ownBuildName(name: string, linkTarget: string): boolean {
+  const prefix = `.${name}.`;
+  return linkTarget.startsWith(prefix) && BUILD_ID_RE.test(linkTarget.slice(prefix.length));
 }
 
 function isSymlink(path: string): boolean {
@@ -89,11 +147,9 @@ function isSymlink(path: string): boolean {
 /** Build directories left behind by a crash between rename and symlink swap. */
 function removeOrphans(indexDir: string, name: string, keep: string): void {
   const prefix = `.${name}.`;
-  const idRe = /^\d{8}T\d{6}Z-[0-9a-f]{6}$/;
   for (const entry of readdirSync(indexDir)) {
     if (!entry.startsWith(prefix) || entry === keep) continue;
-    const rest = entry.slice(prefix.length);
-    if (idRe.test(rest)) rmSync(join(indexDir, entry), { recursive: true, force: true });
+    if (BUILD_ID_RE.test(entry.slice(prefix.length))) rmSync(join(indexDir, entry), { recursive: true, force: true });
   }
 }
 

@@ -1,4 +1,14 @@
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -49,10 +59,34 @@ export function fsyncTree(dir: string): void {
   fsyncPath(dir);
 }
 
-/** Write a small file atomically: temp file, fsync, rename. */
+/**
+ * Creates `path` and writes `data` to it, failing if anything (a file, or a
+ * symlink planted by another user of a shared directory) is already there:
+ * O_EXCL never follows a symlink at the final name, and O_NOFOLLOW says so
+ * twice. Returns with the data on disk when `sync` is set.
+ */
+export function writeFileExclusive(path: string, data: string | Uint8Array, sync = false, mode = 0o644): void {
+  const fd = openSync(path, EXCLUSIVE_FLAGS, mode);
+  try {
+    const buf = typeof data === 'string' ? Buffer.from(data) : data;
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    if (sync) fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const EXCLUSIVE_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0);
+
+/** Write a small file atomically: a temp file of this process's own (created exclusively), fsync, rename. */
 export function writeFileAtomic(path: string, data: string | Uint8Array): void {
-  const tmp = `${path}.tmp-${process.pid}`;
-  writeFileSync(tmp, data);
-  fsyncPath(tmp);
-  renameSync(tmp, path);
+  const tmp = `${path}.tmp-${process.pid}-${Math.floor(Math.random() * 2 ** 32).toString(16)}`;
+  try {
+    writeFileExclusive(tmp, data, true);
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
 }
