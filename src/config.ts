@@ -111,6 +111,8 @@ export const CHUNK_SIZE_BY_FORMAT: Record<CorpusFormat, number> = {
 
 export interface EnvSettings {
   hfEndpoint: string;
+  /** HF_HUB_OFFLINE=1 (huggingface_hub's switch): never reach the hub, as --offline. */
+  hfHubOffline: boolean;
   hfToken: string | undefined;
   cacheDir: string;
   authToken: string | undefined;
@@ -123,6 +125,7 @@ export function readEnv(env: NodeJS.ProcessEnv = process.env): EnvSettings {
   const hfHome = env['HF_HOME'] || join(xdg, 'huggingface');
   return {
     hfEndpoint: (env['HF_ENDPOINT'] || 'https://huggingface.co').replace(/\/+$/, ''),
+    hfHubOffline: ['1', 'true', 'yes', 'on'].includes((env['HF_HUB_OFFLINE'] ?? '').trim().toLowerCase()),
     hfToken: env['HF_TOKEN'] || env['HUGGING_FACE_HUB_TOKEN'] || undefined,
     cacheDir: env['RETRIEVER_MCP_CACHE'] || env['HF_HUB_CACHE'] || join(hfHome, 'hub'),
     authToken: env['RETRIEVER_MCP_TOKEN'] || undefined,

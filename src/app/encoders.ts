@@ -1,6 +1,7 @@
 import { basename, resolve } from 'node:path';
 import type { Encoder } from '../encoder/encoder.js';
 import { openEncoder, sourceLabel, type EncoderChoice } from '../encoder/load-encoder.js';
+import { variantFile } from '../encoder/model-files.js';
 import type { Device } from '../encoder/onnx-session.js';
 import { RetrieverError } from '../errors.js';
 import type { HubConfig } from '../hub/download.js';
@@ -36,6 +37,7 @@ export async function openCorpusEncoders(
   const groups = new Map<string, { choice: EncoderChoice; corpora: ServedCorpus[] }>();
   for (const c of corpora) {
     if (!c.manifest.dense) continue;
+    checkNamedModel(c, flags);
     const choice = choiceFor(c.manifest.dense, flags);
     const key = JSON.stringify(choice);
     const g = groups.get(key) ?? { choice, corpora: [] };
@@ -93,8 +95,41 @@ function choiceFor(m: DenseManifest, flags: EncoderFlags): EncoderChoice {
   };
   if (flags.modelPath) choice.modelPath = flags.modelPath;
   else if (!explicit && e.source.kind === 'local') choice.modelPath = e.source.path;
-  else if (!explicit && e.source.kind === 'hub') choice.hubRepo = e.source.repo;
+  else if (!explicit && e.source.kind === 'hub') {
+    choice.hubRepo = e.source.repo;
+    // the index's own model at the commit it was built from: no hub request when the cache has it
+    if (e.source.commit !== undefined && flags.variant === undefined) choice.pinnedCommit = e.source.commit;
+  }
   return choice;
+}
+
+/**
+ * A hub model or variant named on the command line that is not the index's
+ * own is refused before anything is downloaded (a model file can be hundreds
+ * of megabytes); a local --model-path is checked by its sha256 after loading.
+ */
+function checkNamedModel(c: ServedCorpus, flags: EncoderFlags): void {
+  const e = (c.manifest.dense as DenseManifest).encoder;
+  if (flags.modelPath !== undefined) return;
+  const own = [e.model, ...(e.source.kind === 'hub' ? [e.source.repo] : [])];
+  const problems: string[] = [];
+  if (flags.model !== undefined && !own.includes(flags.model)) problems.push(`--model ${flags.model}`);
+  if (flags.variant !== undefined && variantFileOrUndefined(flags.variant) !== e.variant)
+    problems.push(`--model-variant ${flags.variant} (${variantFileOrUndefined(flags.variant) ?? 'unknown'})`);
+  if (problems.length === 0) return;
+  throw new RetrieverError(
+    'INDEX_INCOMPATIBLE',
+    `index ${c.name} was built with ${e.model} (${e.variant}, dim ${e.dim}) but the server was started with ${problems.join(' and ')}; nothing was downloaded. ` +
+      `To serve it with the model you asked for, ${rebuildWith(c, flags)}; or start the server without --model/--model-variant to use the index's own model`,
+  );
+}
+
+function variantFileOrUndefined(v: string): string | undefined {
+  try {
+    return variantFile(v);
+  } catch {
+    return undefined;
+  }
 }
 
 function checkCompatible(c: ServedCorpus, enc: Encoder, flags: EncoderFlags): void {

@@ -23,15 +23,30 @@ export const ENCODER_RUNTIME_OPTIONS = {
     type: 'string',
     describe: 'model/dataset download cache (default: $HF_HUB_CACHE or $HF_HOME/hub or ~/.cache/huggingface/hub)',
   },
-  offline: { type: 'boolean', default: false, describe: 'never download; fail with the list of missing files' },
+  offline: {
+    type: 'boolean',
+    default: false,
+    describe: 'never download (also HF_HUB_OFFLINE=1); fail with the list of missing files',
+  },
 } as const;
 
 export function hubConfig(args: { 'cache-dir'?: string; offline: boolean }, log: Logger, progress: boolean): HubConfig {
   const env = readEnv();
+  if (!/^https?:\/\/[^/]/.test(env.hfEndpoint)) {
+    // shown without any user:password@ it may start with
+    const host = env.hfEndpoint
+      .replace(/^\/+/, '')
+      .replace(/^[^@/]*@/, '')
+      .slice(0, 100);
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `HF_ENDPOINT is "${host}", which has no scheme: set it to a URL such as https://${host || 'hf-mirror.com'}`,
+    );
+  }
   const cfg: HubConfig = {
     endpoint: env.hfEndpoint,
     cacheDir: args['cache-dir'] ?? env.cacheDir,
-    offline: args.offline,
+    offline: args.offline || env.hfHubOffline,
     log,
     progress,
   };

@@ -10,7 +10,13 @@ export const CORPUS_FORMATS = ['wiki18', 'jsonl', 'beir', 'multihop', 'graphrag'
 export type CorpusFormat = (typeof CORPUS_FORMATS)[number];
 
 /** Where an encoder's files came from, as a manifest records it. */
-export type EncoderSource = { kind: 'local'; path: string } | { kind: 'hub'; repo: string; revision: string };
+/**
+ * Where an encoder's files came from. A hub source records the commit its
+ * files were taken at, so a server for that index finds them in the cache
+ * (or fetches that very commit) without asking the hub what `revision` means now.
+ */
+export type EncoderSource =
+  { kind: 'local'; path: string } | { kind: 'hub'; repo: string; revision: string; commit?: string };
 
 /** How the chunker counts tokens; a word may be several tokens (WordPiece). */
 export interface TokenCounter {

@@ -1,11 +1,10 @@
-import { realpathSync, statSync } from 'node:fs';
-import { basename, dirname, resolve } from 'node:path';
-import { fetchHubFile, type HubConfig, type HubFile } from '../hub/download.js';
+import { existsSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { fetchHubFile, fetchOptionalHubFile, repoCacheDir, type HubConfig, type HubFile } from '../hub/download.js';
 import { hashFile } from '../util/hash-file.js';
 import type { EncoderSource } from '../core/contracts.js';
 import type { Pooling } from './embed-core.js';
 import { DEFAULT_MODEL, E5_PROMPTS, familyPrompts, ONNX_CONVERSIONS } from './model-ids.js';
-import { RetrieverError } from '../errors.js';
 import { resolveModelDir, SENTENCE_TRANSFORMERS_FILES, variantFile, type ModelFiles } from './model-files.js';
 import { OnnxEncoder } from './onnx-encoder.js';
 import type { Device } from './onnx-session.js';
@@ -16,6 +15,12 @@ export interface EncoderChoice {
   model: string;
   /** The hub repository to download from (an ONNX conversion of `model`). */
   hubRepo?: string;
+  /**
+   * The commit an index's files were taken at (its manifest's source): when
+   * the cache holds them, no request reaches the hub; otherwise that commit,
+   * not whatever `revision` names today, is downloaded.
+   */
+  pinnedCommit?: string;
   modelPath?: string;
   variant: string;
   revision: string;
@@ -71,7 +76,7 @@ export interface ResolvedModel {
 /** The hub files a choice downloads (none for a local directory); the sentence-transformers ones are optional. */
 export function modelHubFiles(choice: EncoderChoice): HubFile[] {
   if (choice.modelPath) return [];
-  const repo = choice.hubRepo ?? ONNX_CONVERSIONS[choice.model] ?? choice.model;
+  const repo = hubRepoOf(choice);
   return ['config.json', 'tokenizer.json', variantFile(choice.variant)].map((path) => ({
     repoType: 'model' as const,
     repo,
@@ -87,23 +92,35 @@ export async function resolveModel(choice: EncoderChoice, hub: HubConfig): Promi
     const files = resolveModelDir(dir, choice.variant);
     return { files, source: { kind: 'local', path: dir }, sha256: modelSha256(files.onnx) };
   }
-  const repo = choice.hubRepo ?? ONNX_CONVERSIONS[choice.model] ?? choice.model;
+  const repo = hubRepoOf(choice);
   const want = ['config.json', 'tokenizer.json', variantFile(choice.variant)];
-  const paths: string[] = [];
-  for (const path of want) {
-    paths.push(await fetchHubFile(hub, { repoType: 'model', repo, revision: choice.revision, path }));
+  const pinned = choice.pinnedCommit;
+  // an index's own model, pinned to a commit whose files are all cached: the hub is never asked
+  const snapshot = pinned ? join(repoCacheDir(hub.cacheDir, { repoType: 'model', repo }), 'snapshots', pinned) : '';
+  const cached = pinned !== undefined && want.every((p) => existsSync(join(snapshot, p)));
+  let dir = snapshot;
+  if (!cached) {
+    const revision = pinned ?? choice.revision;
+    const paths: string[] = [];
+    for (const path of want) paths.push(await fetchHubFile(hub, { repoType: 'model', repo, revision, path }));
+    // the sentence-transformers files say how vectors are pooled and prompted; many ONNX repositories lack them
+    for (const path of SENTENCE_TRANSFORMERS_FILES)
+      await fetchOptionalHubFile(hub, { repoType: 'model', repo, revision, path });
+    // the snapshot directory (named by its commit) holds all three files
+    dir = dirname(paths[0] as string);
   }
-  // the sentence-transformers files say how vectors are pooled and prompted; many ONNX repositories lack them
-  for (const path of SENTENCE_TRANSFORMERS_FILES) {
-    await fetchHubFile(hub, { repoType: 'model', repo, revision: choice.revision, path }).catch((err: unknown) => {
-      // absent from the repository, or (offline) never cached: the model's settings then come from elsewhere
-      if (!(err instanceof RetrieverError && (err.message.includes('(404)') || hub.offline))) throw err;
-    });
-  }
-  // the snapshot directory holds all three files
-  const dir = dirname(paths[0] as string);
   const files = resolveModelDir(dir, choice.variant);
-  return { files, source: { kind: 'hub', repo, revision: choice.revision }, sha256: modelSha256(files.onnx) };
+  const commit = basename(dir);
+  return {
+    files,
+    source: { kind: 'hub', repo, revision: choice.revision, ...(/^[0-9a-f]{40}$/.test(commit) ? { commit } : {}) },
+    sha256: modelSha256(files.onnx),
+  };
+}
+
+/** The hub repository a choice downloads from: its own, else the known ONNX conversion of the model, else the model id. */
+export function hubRepoOf(choice: Pick<EncoderChoice, 'hubRepo' | 'model'>): string {
+  return choice.hubRepo ?? ONNX_CONVERSIONS[choice.model] ?? choice.model;
 }
 
 export async function openEncoder(

@@ -4,70 +4,48 @@ import {
   existsSync,
   mkdirSync,
   openSync,
-  readFileSync,
   renameSync,
   rmSync,
+  statfsSync,
   statSync,
-  symlinkSync,
-  writeFileSync,
   writeSync,
 } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join } from 'node:path';
 import { RetrieverError } from '../errors.js';
 import { hashFile } from '../util/hash-file.js';
 import type { Logger } from '../util/log.js';
+import { lockHolder, tryLock, type PidLock } from '../util/pid-lock.js';
 import { createProgress, formatBytes } from '../util/progress.js';
+import { cachedPath, knownAbsent, linkSnapshot, recordAbsent, recordRef, repoCacheDir, type HubFile } from './cache.js';
+
+export { cachedPath, repoCacheDir, type HubFile } from './cache.js';
 
 /**
  * Downloads files from the Hugging Face Hub (or a mirror: HF_ENDPOINT) into
- * the standard hub cache layout, so caches are shared with Python tooling:
- *   <cache>/models--ORG--NAME/blobs/<etag>
- *   <cache>/models--ORG--NAME/snapshots/<commit>/<path> → ../../blobs/<etag>
- *   <cache>/models--ORG--NAME/refs/<revision>             (commit hash)
- * Downloads resume from a partial `.incomplete` blob (HTTP Range), and are
- * verified against the hub's ETag: sha256 for LFS files, the git blob sha1
- * otherwise.
+ * the standard hub cache layout (cache.ts), so caches are shared with Python
+ * tooling. Downloads resume from a partial `.incomplete` blob (HTTP Range),
+ * are verified against the hub's ETag (sha256 for LFS files, the git blob
+ * sha1 otherwise), stop at the size the hub announced, and take a lock per
+ * blob, so two processes sharing one cache never write the same file.
  */
 export interface HubConfig {
   endpoint: string;
   token?: string;
   cacheDir: string;
-  /** Never touch the network; fail with the list of files needed. */
+  /** Never touch the network (--offline, HF_HUB_OFFLINE=1); fail with the list of files needed. */
   offline: boolean;
   log: Logger;
   progress: boolean;
   /** Per-attempt inactivity timeout, ms. */
   timeoutMs?: number;
-}
-
-export interface HubFile {
-  repoType: 'model' | 'dataset';
-  repo: string;
-  revision: string;
-  path: string;
+  /** Stops a download at once (a stopped first run); the partial blob is kept for the next run. */
+  signal?: AbortSignal;
 }
 
 export function hubUrl(endpoint: string, f: HubFile): string {
   const prefix = f.repoType === 'dataset' ? 'datasets/' : '';
   const path = f.path.split('/').map(encodeURIComponent).join('/');
   return `${endpoint}/${prefix}${f.repo}/resolve/${encodeURIComponent(f.revision)}/${path}`;
-}
-
-export function repoCacheDir(cacheDir: string, f: Pick<HubFile, 'repoType' | 'repo'>): string {
-  return join(cacheDir, `${f.repoType}s--${f.repo.replace(/\//g, '--')}`);
-}
-
-/** The cached file for `f`, if a previous download (ours or huggingface_hub's) left it. */
-export function cachedPath(cacheDir: string, f: HubFile): string | undefined {
-  const repoDir = repoCacheDir(cacheDir, f);
-  const candidates = [f.revision];
-  const ref = join(repoDir, 'refs', f.revision);
-  if (existsSync(ref)) candidates.unshift(readFileSync(ref, 'utf8').trim());
-  for (const c of candidates) {
-    const p = join(repoDir, 'snapshots', c, f.path);
-    if (existsSync(p)) return p;
-  }
-  return undefined;
 }
 
 interface RemoteInfo {
@@ -78,6 +56,10 @@ interface RemoteInfo {
 }
 
 const MAX_ATTEMPTS = 4;
+/** Free space a download leaves on the cache's disk, beyond the file itself. */
+const SPARE_BYTES = 256 * 2 ** 20;
+/** How often a download of unknown size re-checks the free space, bytes. */
+const SPACE_CHECK_EVERY = 64 * 2 ** 20;
 
 /** Returns the local path of `f`, downloading it unless it is cached and current. */
 export async function fetchHubFile(cfg: HubConfig, f: HubFile): Promise<string> {
@@ -87,15 +69,15 @@ export async function fetchHubFile(cfg: HubConfig, f: HubFile): Promise<string> 
     if (cached) return cached;
     throw new RetrieverError(
       'DOWNLOAD',
-      `offline and ${f.repo}/${f.path} is not in the cache ${repoCacheDir(cfg.cacheDir, f)}: download it first, or pass local files`,
+      `offline and ${f.repo}/${f.path} is not in the cache ${repoCacheDir(cfg.cacheDir, f)}: run once online to download it, or pass local files`,
     );
   }
   let info: RemoteInfo;
   try {
     info = await headFile(cfg, f);
   } catch (err) {
-    if (cached && err instanceof RetrieverError && err.message.includes('network')) {
-      cfg.log.warn(`cannot reach ${cfg.endpoint} (${err.message}); using the cached ${f.repo}/${f.path}`);
+    if (cached && isNetworkError(err)) {
+      cfg.log.warn(`cannot reach ${cfg.endpoint} (${(err as Error).message}); using the cached ${f.repo}/${f.path}`);
       return cached;
     }
     throw err;
@@ -103,11 +85,42 @@ export async function fetchHubFile(cfg: HubConfig, f: HubFile): Promise<string> 
   const repoDir = repoCacheDir(cfg.cacheDir, f);
   const blob = join(repoDir, 'blobs', info.etag);
   const snapshot = join(repoDir, 'snapshots', info.commit, f.path);
-  if (!existsSync(blob)) await downloadBlob(cfg, f, info, blob);
+  if (!existsSync(blob)) await downloadLocked(cfg, f, info, blob);
   linkSnapshot(blob, snapshot);
-  mkdirSync(join(repoDir, 'refs'), { recursive: true });
-  if (f.revision !== info.commit) writeFileSync(join(repoDir, 'refs', f.revision), info.commit);
+  recordRef(repoDir, f.revision, info.commit);
   return snapshot;
+}
+
+/**
+ * A file a model may or may not ship (the sentence-transformers files): its
+ * path, or undefined when the hub says 404, when an earlier 404 was recorded
+ * (`.no_exist`, as huggingface_hub keeps it), or when offline and not cached.
+ */
+export async function fetchOptionalHubFile(cfg: HubConfig, f: HubFile): Promise<string | undefined> {
+  const cached = cachedPath(cfg.cacheDir, f);
+  if (cached) {
+    if (cfg.offline) return cached;
+  } else if (cfg.offline || knownAbsent(cfg.cacheDir, f)) return undefined;
+  try {
+    return await fetchHubFile(cfg, f);
+  } catch (err) {
+    if (err instanceof HubNotFound) return undefined;
+    if (isNetworkError(err)) {
+      cfg.log.warn(`cannot reach ${cfg.endpoint}; going on without ${f.repo}/${f.path} (${(err as Error).message})`);
+      return undefined;
+    }
+    throw err;
+  }
+}
+
+/** The hub answered 404 for a file. */
+class HubNotFound extends RetrieverError {}
+
+/** A failure to reach the endpoint at all (as opposed to an answer the hub gave). */
+class HubUnreachable extends RetrieverError {}
+
+function isNetworkError(err: unknown): boolean {
+  return err instanceof HubUnreachable;
 }
 
 function validateRepo(f: HubFile): void {
@@ -115,6 +128,11 @@ function validateRepo(f: HubFile): void {
   if (!ok || f.path.split('/').some((p) => p === '..' || p === '')) {
     throw new RetrieverError('BAD_INPUT', `invalid hub reference ${f.repo}/${f.path}`);
   }
+}
+
+function withSignal(cfg: HubConfig, timeoutMs: number): AbortSignal {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  return cfg.signal ? AbortSignal.any([cfg.signal, timeout]) : timeout;
 }
 
 async function headFile(cfg: HubConfig, f: HubFile): Promise<RemoteInfo> {
@@ -125,15 +143,15 @@ async function headFile(cfg: HubConfig, f: HubFile): Promise<RemoteInfo> {
       method: 'HEAD',
       redirect: 'manual',
       headers: authHeaders(cfg),
-      signal: AbortSignal.timeout(cfg.timeoutMs ?? 30_000),
+      signal: withSignal(cfg, cfg.timeoutMs ?? 30_000),
     });
   } catch (err) {
-    throw new RetrieverError(
+    cfg.signal?.throwIfAborted();
+    throw new HubUnreachable(
       'DOWNLOAD',
-      `network error reaching ${url}: ${(err as Error).message} (set HF_ENDPOINT for a mirror)`,
-      {
-        cause: err,
-      },
+      `network error reaching ${url}: ${(err as Error).message} (set HF_ENDPOINT for a mirror; on a machine without network, ` +
+        'pass --offline or set HF_HUB_OFFLINE=1 to use only the files already in the cache)',
+      { cause: err },
     );
   }
   if (res.status === 401 || res.status === 403) {
@@ -142,17 +160,23 @@ async function headFile(cfg: HubConfig, f: HubFile): Promise<RemoteInfo> {
       `${url} answered ${res.status}: the repository is gated or private; set HF_TOKEN to a token with access`,
     );
   }
-  if (res.status === 404)
-    throw new RetrieverError('DOWNLOAD', `${url} not found (404): check the repository id, revision and file name`);
-  if (res.status >= 400) throw new RetrieverError('DOWNLOAD', `${url} answered HTTP ${res.status}`);
   const h = res.headers;
+  if (res.status === 404) {
+    // the hub names the commit it looked in when the repository exists but the file does not
+    const commit = h.get('x-repo-commit');
+    if (commit && /^[0-9a-f]{40}$/.test(commit)) recordAbsent(cfg.cacheDir, f, commit);
+    throw new HubNotFound('DOWNLOAD', `${url} not found (404): check the repository id, revision and file name`);
+  }
+  if (res.status >= 400) throw new RetrieverError('DOWNLOAD', `${url} answered HTTP ${res.status}`);
   const etag = cleanEtag(h.get('x-linked-etag') ?? h.get('etag'));
   if (!etag) throw new RetrieverError('DOWNLOAD', `${url} sent no ETag; is HF_ENDPOINT a Hugging Face mirror?`);
   const size = Number(h.get('x-linked-size') ?? (res.status < 300 ? h.get('content-length') : undefined));
   const location = res.status >= 300 && res.status < 400 ? h.get('location') : null;
+  const commit = h.get('x-repo-commit') ?? f.revision;
+  if (!/^[\w.-]+$/.test(commit)) throw new RetrieverError('DOWNLOAD', `${url} sent an unusable X-Repo-Commit`);
   return {
     etag,
-    commit: h.get('x-repo-commit') ?? f.revision,
+    commit,
     size: Number.isFinite(size) && size >= 0 ? size : undefined,
     downloadUrl: location ? new URL(location, url).toString() : url,
   };
@@ -168,8 +192,35 @@ function authHeaders(cfg: HubConfig): Record<string, string> {
   return cfg.token ? { authorization: `Bearer ${cfg.token}` } : {};
 }
 
-async function downloadBlob(cfg: HubConfig, f: HubFile, info: RemoteInfo, blob: string): Promise<void> {
+/**
+ * One process downloads a blob at a time (`<blob>.lock`): another one that
+ * needs it waits for the lock, then finds the blob there (or, if the holder
+ * failed, takes the lock and resumes its partial file).
+ */
+async function downloadLocked(cfg: HubConfig, f: HubFile, info: RemoteInfo, blob: string): Promise<void> {
   mkdirSync(dirname(blob), { recursive: true });
+  const lockPath = `${blob}.lock`;
+  let told = false;
+  for (;;) {
+    const got = tryLock(lockPath);
+    if ('release' in got) {
+      try {
+        if (!existsSync(blob)) await downloadBlob(cfg, f, info, blob);
+      } finally {
+        (got as PidLock).release();
+      }
+      return;
+    }
+    if (!told) {
+      cfg.log.info(`waiting for pid ${got.holder.pid}, which is downloading ${f.repo}/${f.path} into the same cache`);
+      told = true;
+    }
+    while (lockHolder(lockPath) && !existsSync(blob)) await sleep(250, cfg.signal);
+    if (existsSync(blob)) return;
+  }
+}
+
+async function downloadBlob(cfg: HubConfig, f: HubFile, info: RemoteInfo, blob: string): Promise<void> {
   const part = `${blob}.incomplete`;
   let lastErr: Error | undefined;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
@@ -179,16 +230,18 @@ async function downloadBlob(cfg: HubConfig, f: HubFile, info: RemoteInfo, blob: 
       renameSync(part, blob);
       return;
     } catch (err) {
+      cfg.signal?.throwIfAborted();
       lastErr = err as Error;
-      if (err instanceof RetrieverError && err.message.includes('checksum')) {
-        rmSync(part, { force: true });
+      if (err instanceof RetrieverError) {
+        // a checksum mismatch or a full disk: retrying cannot help
+        if (err.message.includes('checksum')) rmSync(part, { force: true });
         throw err;
       }
       if (attempt < MAX_ATTEMPTS) {
         cfg.log.warn(
           `download of ${f.repo}/${f.path} interrupted (${lastErr.message}); resuming (attempt ${attempt + 1}/${MAX_ATTEMPTS})`,
         );
-        await new Promise((r) => setTimeout(r, 250 * 2 ** attempt));
+        await sleep(250 * 2 ** attempt, cfg.signal);
       }
     }
   }
@@ -199,14 +252,28 @@ async function downloadBlob(cfg: HubConfig, f: HubFile, info: RemoteInfo, blob: 
 
 async function downloadOnce(cfg: HubConfig, f: HubFile, info: RemoteInfo, part: string): Promise<void> {
   const have = existsSync(part) ? statSync(part).size : 0;
-  if (info.size !== undefined && have === info.size) return;
+  if (info.size !== undefined && have >= info.size) {
+    if (have > info.size)
+      rmSync(part); // longer than the file: start over
+    else return;
+  }
+  if (info.size !== undefined) checkSpace(part, info.size - have, f);
   const headers: Record<string, string> = { ...authHeaders(cfg) };
   if (have > 0) headers['range'] = `bytes=${have}-`;
   const ctrl = new AbortController();
-  let idle = setTimeout(() => ctrl.abort(), cfg.timeoutMs ?? 60_000);
-  const res = await fetch(info.downloadUrl, { headers, signal: ctrl.signal, redirect: 'follow' });
+  const idleMs = cfg.timeoutMs ?? 60_000;
+  let idle = setTimeout(() => ctrl.abort(new Error(`no data for ${idleMs / 1000} s`)), idleMs);
+  const signal = cfg.signal ? AbortSignal.any([cfg.signal, ctrl.signal]) : ctrl.signal;
+  let res: Response;
+  try {
+    res = await fetch(info.downloadUrl, { headers, signal, redirect: 'follow' });
+  } catch (err) {
+    clearTimeout(idle); // a rejected fetch must not keep the process alive for the idle timeout
+    throw err;
+  }
   if (res.status !== 200 && res.status !== 206) {
     clearTimeout(idle);
+    await res.body?.cancel();
     throw new Error(`HTTP ${res.status}`);
   }
   // a server that ignores Range sends the whole file again: start over
@@ -220,15 +287,30 @@ async function downloadOnce(cfg: HubConfig, f: HubFile, info: RemoteInfo, part: 
     enabled: cfg.progress && (info.size ?? 0) > 1 << 20,
   });
   let done = offset;
+  let checkedAt = offset;
   try {
     if (!res.body) throw new Error('empty response body');
     for await (const chunk of res.body) {
       clearTimeout(idle);
-      idle = setTimeout(() => ctrl.abort(), cfg.timeoutMs ?? 60_000);
+      idle = setTimeout(() => ctrl.abort(new Error(`no data for ${idleMs / 1000} s`)), idleMs);
+      // never past the announced size: a stream without end would otherwise fill the disk
+      const room = info.size !== undefined ? info.size - done : chunk.length;
+      const take = Math.min(chunk.length, room);
       let off = 0;
-      while (off < chunk.length) off += writeSync(fd, chunk, off, chunk.length - off);
-      done += chunk.length;
+      while (off < take) off += writeSync(fd, chunk, off, take - off);
+      done += take;
       progress.update(done);
+      if (take < chunk.length) {
+        cfg.log.warn(
+          `${info.downloadUrl} sent more than the ${formatBytes(info.size ?? 0)} it announced; stopped there`,
+        );
+        ctrl.abort(new Error('past the announced size'));
+        break;
+      }
+      if (info.size === undefined && done - checkedAt >= SPACE_CHECK_EVERY) {
+        checkSpace(part, 0, f);
+        checkedAt = done;
+      }
     }
   } finally {
     clearTimeout(idle);
@@ -236,6 +318,24 @@ async function downloadOnce(cfg: HubConfig, f: HubFile, info: RemoteInfo, part: 
   }
   progress.finish(formatBytes(done));
   if (info.size !== undefined && done !== info.size) throw new Error(`got ${done} of ${info.size} bytes`);
+}
+
+/** Refuses to start (or go on with) a download that would leave the cache's disk nearly full. */
+function checkSpace(part: string, bytes: number, f: HubFile): void {
+  let free: number;
+  try {
+    const s = statfsSync(dirname(part));
+    free = s.bavail * s.bsize;
+  } catch {
+    return; // a file system that cannot say: the write itself will fail if it must
+  }
+  if (free < bytes + SPARE_BYTES) {
+    throw new RetrieverError(
+      'DOWNLOAD',
+      `not enough disk space for ${f.repo}/${f.path}: it needs ${formatBytes(bytes)} and ${dirname(part)} has ${formatBytes(free)} free ` +
+        `(keeping ${formatBytes(SPARE_BYTES)} spare); free some space or point HF_HUB_CACHE (or --cache-dir) at a larger disk`,
+    );
+  }
 }
 
 /** Checks the file against the ETag: sha256 (LFS) or git blob sha1 (regular files). */
@@ -256,13 +356,17 @@ function verify(path: string, info: RemoteInfo, f: HubFile): void {
   }
 }
 
-function linkSnapshot(blob: string, snapshot: string): void {
-  mkdirSync(dirname(snapshot), { recursive: true });
-  rmSync(snapshot, { force: true });
-  try {
-    symlinkSync(relative(dirname(snapshot), blob), snapshot);
-  } catch {
-    // file systems without symlinks: keep a copy instead
-    writeFileSync(snapshot, readFileSync(blob));
-  }
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason as Error);
+    const t = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(t);
+      reject(signal?.reason as Error);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

@@ -30,6 +30,10 @@ export interface HubServerOptions {
   token?: string;
   /** Hub paths whose downloads trickle out over this many milliseconds (a slow first run). */
   slowMs?: Record<string, number>;
+  /** Hub paths whose GET sends the file, then garbage without end (chunked, no Content-Length). */
+  endless?: string[];
+  /** Hub paths whose GET connections are dropped before any byte (every time). */
+  dropGets?: string[];
 }
 
 export interface HubServer {
@@ -38,7 +42,20 @@ export interface HubServer {
   close(): Promise<void>;
 }
 
+/** The file, then 64 KiB blocks of garbage until the client goes away; no Content-Length, so chunked. */
+function endless(res: ServerResponse, file: Buffer): void {
+  res.writeHead(200, { 'transfer-encoding': 'chunked', 'x-repo-commit': 'c0ffee0000000000000000000000000000000000' });
+  res.write(file);
+  const junk = Buffer.alloc(65536, 0x5a);
+  const pump = (): void => {
+    while (!res.destroyed && res.write(junk));
+    if (!res.destroyed) res.once('drain', pump);
+  };
+  pump();
+}
+
 export async function startHubServer(opts: HubServerOptions): Promise<HubServer> {
+  const sockets = new Set<import('node:net').Socket>();
   const commit = opts.commit ?? 'c0ffee0000000000000000000000000000000000';
   const requests: string[] = [];
   const cut = new Set(opts.cutOnce ?? []);
@@ -60,6 +77,11 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
     return { file, hubPath };
   };
 
+  const knownRepo = (urlPath: string): boolean => {
+    const m = /^\/(datasets\/)?([^/]+\/[^/]+)\/resolve\//.exec(urlPath);
+    return !!m && opts.repos.some((r) => r.repoType === (m[1] ? 'dataset' : 'model') && r.repo === m[2]);
+  };
+
   const body = (file: string, hubPath: string): Buffer => {
     const data = readFileSync(file);
     if (opts.corrupt?.includes(hubPath)) data[data.length >> 1] = (data[data.length >> 1] as number) ^ 0xff;
@@ -68,6 +90,14 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
 
   const sendFile = (req: IncomingMessage, res: ServerResponse, file: string, hubPath: string, etag: string): void => {
     const data = body(file, hubPath);
+    if (req.method === 'GET' && opts.dropGets?.includes(hubPath)) {
+      res.socket?.destroy();
+      return;
+    }
+    if (req.method === 'GET' && opts.endless?.includes(hubPath)) {
+      endless(res, data);
+      return;
+    }
     const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
     const start = range ? Number(range[1]) : 0;
     const head = { etag: `"${etag}"`, 'x-repo-commit': commit, 'accept-ranges': 'bytes' };
@@ -121,7 +151,8 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
       return;
     }
     const found = resolve(url.pathname);
-    if (!found) return void res.writeHead(404).end();
+    // the hub names the commit it looked in when the repository exists but the file does not
+    if (!found) return void res.writeHead(404, knownRepo(url.pathname) ? { 'x-repo-commit': commit } : {}).end();
     const data = readFileSync(found.file);
     const lfs = found.file.endsWith('.onnx') || data.length > 1 << 20;
     if (lfs) {
@@ -141,10 +172,15 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
     sendFile(req, res, found.file, found.hubPath, gitSha);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  server.on('connection', (s) => sockets.add(s.on('close', () => sockets.delete(s))));
   const { port } = server.address() as AddressInfo;
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
-    close: () => new Promise((r) => server.close(() => r())),
+    close: () =>
+      new Promise((r) => {
+        for (const s of sockets) s.destroy(); // an endless stream would hold close() forever
+        server.close(() => r());
+      }),
   };
 }

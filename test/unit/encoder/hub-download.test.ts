@@ -2,7 +2,13 @@ import { createHash } from 'node:crypto';
 import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { cachedPath, fetchHubFile, type HubConfig, type HubFile } from '../../../src/hub/download.js';
+import {
+  cachedPath,
+  fetchHubFile,
+  fetchOptionalHubFile,
+  type HubConfig,
+  type HubFile,
+} from '../../../src/hub/download.js';
 import { silentLogger } from '../../../src/util/log.js';
 import { startHubServer, type HubServer } from '../../helpers/hub-server.js';
 import { HAS_SHARED, makeTempDir, sharedPath } from '../../helpers/paths.js';
@@ -90,5 +96,48 @@ describe.skipIf(!HAS_SHARED)('Hugging Face download against a local hub (HF_ENDP
   it('reports 404s with the file it looked for', async () => {
     server = await startHubServer({ repos: [repo] });
     await expect(fetchHubFile(config(server.url), file('onnx/nope.onnx'))).rejects.toThrow(/not found \(404\)/);
+  });
+
+  it('remembers a 404 (.no_exist, as huggingface_hub does), so an offline restart needs no hub', async () => {
+    server = await startHubServer({ repos: [repo] });
+    const cfg = config(server.url);
+    expect(await fetchOptionalHubFile(cfg, file('modules.json'))).toBeUndefined();
+    const marker = join(
+      cfg.cacheDir,
+      'models--Xenova--e5-tiny',
+      '.no_exist',
+      'c0ffee0000000000000000000000000000000000',
+    );
+    expect(existsSync(join(marker, 'modules.json'))).toBe(true);
+    await server.close();
+    server = undefined;
+    // no network, not --offline: known absent, answered without a request (before: "network error")
+    const unreachable = { ...cfg, endpoint: 'http://127.0.0.1:9' };
+    expect(await fetchOptionalHubFile(unreachable, file('modules.json'))).toBeUndefined();
+  });
+
+  it('stops at the announced size when the server streams without end', async () => {
+    server = await startHubServer({ repos: [repo], endless: ['onnx/model.onnx'] });
+    const warnings: string[] = [];
+    const cfg = config(server.url, { log: { ...silentLogger, warn: (m) => warnings.push(m) } });
+    const t0 = Date.now();
+    const path = await fetchHubFile(cfg, file('onnx/model.onnx'));
+    expect(sha256(path)).toBe(sha256(sharedPath('models/tiny-e5/onnx/model.onnx')));
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    expect(warnings.join('\n')).toMatch(/sent more than the .* it announced; stopped there/);
+  });
+
+  it('an aborted signal stops a download at once and keeps the partial file', async () => {
+    server = await startHubServer({ repos: [repo], slowMs: { 'onnx/model.onnx': 20_000 } });
+    const ctrl = new AbortController();
+    const cfg = config(server.url, { signal: ctrl.signal });
+    const got = fetchHubFile(cfg, file('onnx/model.onnx'));
+    setTimeout(() => ctrl.abort(new Error('stopped by the test')), 1500);
+    const t0 = Date.now();
+    await expect(got).rejects.toThrow(/stopped by the test/);
+    expect(Date.now() - t0).toBeLessThan(5000);
+    const blobs = readdirSync(join(cfg.cacheDir, 'models--Xenova--e5-tiny', 'blobs'));
+    expect(blobs.some((b) => b.endsWith('.incomplete'))).toBe(true);
+    expect(blobs.some((b) => b.endsWith('.lock'))).toBe(false);
   });
 });
