@@ -16,6 +16,8 @@ export type ErrorCode =
   | 'DEADLINE' // the request ran past its deadline
   | 'NOT_READY' // a corpus is still being built or opened
   | 'BUILD' // a build step failed
+  | 'LOCKED' // another build of the same index holds its lock
+  | 'STOPPED' // work stopped by a signal or a shutdown (a build keeps what --resume needs)
   | 'IO' // a file could not be read or written
   | 'ENGINE' // the search engine behind --backend failed or cannot be reached
   | 'INTERNAL';
@@ -24,7 +26,8 @@ export class RetrieverError extends Error {
   readonly code: ErrorCode;
 
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    // a message may quote a URL or a command line holding a password (--backend https://user:pw@host)
+    super(redactSecrets(message), options);
     this.name = 'RetrieverError';
     this.code = code;
   }
@@ -34,10 +37,21 @@ export function isRetrieverError(err: unknown, code?: ErrorCode): err is Retriev
   return err instanceof RetrieverError && (code === undefined || err.code === code);
 }
 
+/**
+ * The text with every password in a URL's user info replaced by `***`
+ * (`https://user:secret@host` → `https://user:***@host`). Applied to every
+ * RetrieverError message, every log line the CLI writes, and every command
+ * line or manifest a build stores, so a credential given in --backend or
+ * HF_ENDPOINT is never shown, logged or written down.
+ */
+export function redactSecrets(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)([^/\s:@'"]*):([^/\s@'"]+)@/gi, '$1$2:***@');
+}
+
 /** The one-line text shown to a user for any thrown value, never a stack. */
 export function describeError(err: unknown): string {
-  if (err instanceof Error) return err.message.split('\n')[0] ?? err.name;
-  return String(err);
+  if (err instanceof Error) return redactSecrets(err.message.split('\n')[0] ?? err.name);
+  return redactSecrets(String(err));
 }
 
 /**

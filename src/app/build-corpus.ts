@@ -57,6 +57,8 @@ export interface BuildCorpusOptions {
   hub: HubConfig;
   log: Logger;
   progress: boolean;
+  /** Stops downloads and the build between steps (build-index.ts BuildOptions.signal). */
+  signal?: AbortSignal;
 }
 
 /** The dense options of a build that names only some encoder settings: the rest are config.ts's defaults. */
@@ -86,7 +88,8 @@ export function defaultDenseOptions(encoder: Partial<EncoderChoice>): DenseBuild
  * resolves the input and chunking, opens the encoder for the dense arm, and
  * runs the build. The CLI and the server's first-run build both come here.
  */
-export async function buildCorpus(o: BuildCorpusOptions): Promise<BuildSummary> {
+export async function buildCorpus(options: BuildCorpusOptions): Promise<BuildSummary> {
+  const o = options.signal ? { ...options, hub: { ...options.hub, signal: options.signal } } : options;
   const preset = o.preset !== undefined ? requirePreset(o.preset) : undefined;
   const name = o.name ?? preset?.name;
   const format = o.format ?? (preset?.format as CorpusFormat | undefined);
@@ -117,6 +120,7 @@ export async function buildCorpus(o: BuildCorpusOptions): Promise<BuildSummary> 
       vectors: { path: await fetchPresetVectors(preset, o.hub), format: 'faiss', spotCheck: 0, minCosine: 0 },
     };
   }
+  o.signal?.throwIfAborted();
   const phase = dense ? await openDensePhase(dense, o.hub, o.log) : null;
   if (phase && chunkSize > 0 && o.chunkUnit !== 'words') {
     const window = phase.window;
@@ -150,6 +154,7 @@ export async function buildCorpus(o: BuildCorpusOptions): Promise<BuildSummary> 
       rebuildCommand: o.rebuildCommand,
       log: o.log,
       progress: o.progress,
+      ...(o.signal ? { signal: o.signal } : {}),
     });
   } finally {
     await phase?.close();

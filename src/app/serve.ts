@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { describeError, RetrieverError } from '../errors.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import { buildLockHolder } from '../build/build-lock.js';
+import { describeError, isRetrieverError, RetrieverError } from '../errors.js';
 import { INDEX_FILES } from '../index/layout.js';
 import { getPreset } from '../presets/presets.js';
 import type { Retriever } from '../search/retriever.js';
@@ -28,9 +30,10 @@ export interface ServeConfig extends RetrieverSetup {
   };
   /**
    * Builds a preset's missing index before serving (the first run), or
-   * undefined to only explain which command builds it (--no-build).
+   * undefined to only explain which command builds it (--no-build). The
+   * signal stops it when the server is asked to stop (stdin's end, a signal).
    */
-  ensureCorpus: ((name: string) => Promise<void>) | undefined;
+  ensureCorpus: ((name: string, signal: AbortSignal) => Promise<void>) | undefined;
 }
 
 /**
@@ -42,8 +45,14 @@ export async function serve(cfg: ServeConfig): Promise<void> {
   const metrics = createServerMetrics();
   const slot = new RetrieverSlot(cfg.retriever, cfg.corpora);
   const toBuild = missingPresets(cfg);
+  // a first-run build stops with the server: the lock is released and the partial build kept for --resume
+  const building = new AbortController();
+  const stopBuilding = (why: string): void => {
+    if (!building.signal.aborted)
+      building.abort(new RetrieverError('STOPPED', `the server is stopping (${why}); the first-run build stopped`));
+  };
   const open = async (): Promise<Retriever> => {
-    if (toBuild.length > 0) await buildWithProgress(cfg, toBuild, slot);
+    if (toBuild.length > 0) await buildWithProgress(cfg, toBuild, slot, building.signal);
     for (const name of cfg.corpora) slot.update({ name, state: 'opening' });
     const opened = await openRetriever({ ...withEncoderMetrics(cfg, metrics), verifyInBackground: true });
     // the bytes not checked before serving are hashed meanwhile; a damaged file stops the answers
@@ -57,15 +66,17 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     return observed(opened, metrics);
   };
   if (cfg.transport === 'stdio') {
+    let opening: Promise<void> = Promise.resolve();
     if (toBuild.length === 0) {
       // nothing to build: open first, so a missing or damaged index stops the process with its message
       slot.set(await open());
     } else {
       // a first run: answer initialize and tools/list at once, build in the background
-      void open().then(
+      opening = open().then(
         (r) => slot.set(r),
         (err: Error) => {
-          cfg.log.error(`first-run build failed: ${describeError(err)}`);
+          if (isRetrieverError(err, 'STOPPED')) cfg.log.info(describeError(err));
+          else cfg.log.error(`first-run build failed: ${describeError(err)}`);
           slot.fail(err);
         },
       );
@@ -74,7 +85,17 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     const admission = new Admission(cfg.http.admission);
     // stdio has one client: it is slowed by backpressure (requests held in the transport), never refused
     const maxPending = Math.min(STDIO_MAX_PENDING, cfg.http.admission.maxInFlight);
-    await serveStdio(slot, cfg.maxBatchQueries, (work) => admission.run(work), cfg.log, maxPending);
+    await serveStdio(
+      slot,
+      cfg.maxBatchQueries,
+      (work) => admission.run(work),
+      cfg.log,
+      maxPending,
+      async (why) => {
+        stopBuilding(why);
+        await opening;
+      },
+    );
     return;
   }
   const { serveHttp } = await import('../server/transports/http/serve-http.js');
@@ -90,6 +111,7 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     drainMs: cfg.http.drainMs,
     slot,
     load: open,
+    stopLoad: stopBuilding,
   });
 }
 
@@ -120,11 +142,21 @@ function buildCommand(cfg: ServeConfig, name: string): string {
   return `retriever-mcp build --corpus ${name}${cfg.indexDir !== 'indexes' ? ` --index-dir ${cfg.indexDir}` : ''}`;
 }
 
-/** Builds the first run's presets one after another, reporting each progress bar's state into the slot. */
-async function buildWithProgress(cfg: ServeConfig, names: string[], slot: RetrieverSlot): Promise<void> {
-  const ensure = cfg.ensureCorpus as (name: string) => Promise<void>;
+/**
+ * Builds the first run's presets one after another, reporting each progress
+ * bar's state into the slot. A preset another process is building (a second
+ * server started on the same --index-dir) is waited for, then opened.
+ */
+async function buildWithProgress(
+  cfg: ServeConfig,
+  names: string[],
+  slot: RetrieverSlot,
+  signal: AbortSignal,
+): Promise<void> {
+  const ensure = cfg.ensureCorpus as NonNullable<ServeConfig['ensureCorpus']>;
   for (const name of names) slot.update({ name, state: 'building', phase: 'starting' });
   for (const name of names) {
+    if (await waitForOtherBuild(cfg, name, slot, signal)) continue;
     cfg.log.info(`corpus ${name} is not built yet: building it now (${buildCommand(cfg, name)}); this runs once`);
     const stop = watchProgress((e) =>
       slot.update({
@@ -136,12 +168,44 @@ async function buildWithProgress(cfg: ServeConfig, names: string[], slot: Retrie
       }),
     );
     try {
-      await ensure(name);
+      await ensure(name, signal);
+    } catch (err) {
+      // another process took the lock between the wait and this build: wait for it instead
+      if (!isRetrieverError(err, 'LOCKED')) throw err;
+      if (!(await waitForOtherBuild(cfg, name, slot, signal))) throw err;
     } finally {
       stop();
     }
     slot.update({ name, state: 'opening' });
   }
+}
+
+/**
+ * While another process holds NAME's build lock, waits (polling once a
+ * second, stoppable), with the wait shown in list_corpora. Returns whether
+ * an index is there to open (that build's, or one finished meanwhile).
+ */
+async function waitForOtherBuild(
+  cfg: ServeConfig,
+  name: string,
+  slot: RetrieverSlot,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const built = (): boolean => existsSync(join(cfg.indexDir, name, INDEX_FILES.manifest));
+  let holder = buildLockHolder(cfg.indexDir, name);
+  // built by another process meanwhile (while this one waited for the same download, say)
+  if (!holder) return built();
+  cfg.log.info(`corpus ${name} is being built by another process (pid ${holder.pid}); waiting for it to finish`);
+  while (holder) {
+    slot.update({ name, state: 'building', phase: `waiting for the build by pid ${holder.pid}` });
+    await delay(1000, undefined, { signal }).catch(() => signal.throwIfAborted());
+    holder = buildLockHolder(cfg.indexDir, name);
+  }
+  if (!built()) {
+    cfg.log.warn(`the other build of ${name} ended without an index; building it here`);
+    return false;
+  }
+  return true;
 }
 
 function withEncoderMetrics(cfg: RetrieverSetup, metrics: ServerMetrics): RetrieverSetup {

@@ -41,6 +41,8 @@ export interface DensePhaseContext {
   resume: boolean;
   log: Logger;
   progress: boolean;
+  /** Stops the phase between batches, keeping what --resume needs (see BuildOptions.signal). */
+  signal?: AbortSignal;
 }
 
 export interface BuildOptions {
@@ -61,6 +63,13 @@ export interface BuildOptions {
   rebuildCommand: string;
   log: Logger;
   progress: boolean;
+  /**
+   * Stops the build between steps (a batch of documents, an encoder batch, a
+   * slice of the graph): the promise rejects with the signal's reason, the
+   * partial directory keeps every finished phase for --resume, and the lock
+   * is released. Nothing is published.
+   */
+  signal?: AbortSignal;
 }
 
 export interface BuildSummary {
@@ -127,6 +136,7 @@ async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
 
   const storePath = join(dir, INDEX_FILES.store);
   const ing = await textPhase(opts, state, input, dir, storePath);
+  opts.signal?.throwIfAborted();
   const dense = opts.dense
     ? await opts.dense.run({
         dir,
@@ -135,8 +145,10 @@ async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
         resume: resumed,
         log: opts.log,
         progress: opts.progress,
+        ...(opts.signal ? { signal: opts.signal } : {}),
       })
     : null;
+  opts.signal?.throwIfAborted();
   const buildId = newBuildId();
   const manifest = makeManifest(opts, input, ing, dense?.manifest ?? null, buildId, started);
   await finishFiles(opts, dir, storePath, manifest, dense?.files ?? []);
@@ -382,6 +394,7 @@ async function loadChunks(
     },
   });
   for await (const docs of batches) {
+    opts.signal?.throwIfAborted();
     for (const doc of docs) {
       const docNum = writer.addDocument(doc);
       const suffixIds = opts.chunkSize > 0 && !doc.verbatim;

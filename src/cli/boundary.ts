@@ -1,4 +1,10 @@
-import { describeError, isRetrieverError } from '../errors.js';
+import { describeError, isRetrieverError, redactSecrets } from '../errors.js';
+import { createLogger, type Logger, type LogLevel } from '../util/log.js';
+
+/** The commands' logger: stderr, with any password in a URL replaced by *** (errors.ts redactSecrets). */
+export function cliLogger(level: LogLevel): Logger {
+  return createLogger(level, (line) => process.stderr.write(redactSecrets(line)));
+}
 
 /**
  * The one place errors are caught: a single line on stderr, no stack trace
@@ -8,6 +14,12 @@ export async function runMain(prog: string, main: () => Promise<void>): Promise<
   try {
     await main();
   } catch (err) {
+    if (isRetrieverError(err, 'STOPPED')) {
+      // a stop the user asked for: what was kept and how to go on, not an error
+      process.stderr.write(`${prog}: ${describeError(err)}\n`);
+      process.exitCode ??= 130;
+      return;
+    }
     process.stderr.write(`${prog}: error: ${describeError(err)}\n`);
     if (process.env['RETRIEVER_MCP_DEBUG'] && err instanceof Error && err.stack) {
       process.stderr.write(`${err.stack}\n`);

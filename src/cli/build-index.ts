@@ -5,9 +5,8 @@ import type { BuildCorpusOptions, DenseBuildOptions } from '../app/build-corpus.
 import { CHUNK_SIZE_BY_FORMAT, DEFAULTS } from '../config.js';
 import { CORPUS_FORMATS, type CorpusFormat } from '../core/contracts.js';
 import { ANN_DEFAULTS_HELP, DEFAULT_QUANTIZATION } from '../index/dense/ann.js';
-import { RetrieverError } from '../errors.js';
-import { createLogger } from '../util/log.js';
-import { exitWhenDone, failUsage, runMain } from './boundary.js';
+import { redactSecrets, RetrieverError } from '../errors.js';
+import { cliLogger, exitWhenDone, failUsage, runMain } from './boundary.js';
 import {
   backendNodes,
   batchPadding,
@@ -191,7 +190,8 @@ async function push(args: BuildArgs, nodes: string[]): Promise<void> {
   checkInt('--backend-shards', args['backend-shards'], 1, 1024);
   checkInt('--backend-replicas', args['backend-replicas'], 0, 16);
   const dirFlag = args['index-dir'] !== DEFAULTS.indexDir ? ` --index-dir ${shellQuote(args['index-dir'])}` : '';
-  interruptHint = `the push keeps what reached the engine; resume it with: ${PROG} --name ${name}${dirFlag} --backend ${shellQuote(nodes.join(','))}`;
+  const shown = redactSecrets(shellQuote(nodes.join(',')));
+  interruptHint = `the push keeps what reached the engine; resume it with: ${PROG} --name ${name}${dirFlag} --backend ${shown}`;
   const { pushToEngine } = await import('../app/push-corpus.js');
   const r = await pushToEngine({
     nodes,
@@ -200,12 +200,13 @@ async function push(args: BuildArgs, nodes: string[]): Promise<void> {
     shards: args['backend-shards'],
     replicas: args['backend-replicas'],
     progress: args.progress && !args.quiet,
-    log: createLogger(args.quiet ? 'warn' : 'info'),
+    log: cliLogger(args.quiet ? 'warn' : 'info'),
+    ...(signal ? { signal } : {}),
   });
   process.stderr.write(
     r.upToDate
       ? `${name}: already in the engine as ${r.index}; nothing to push\n`
-      : `pushed ${name}: ${r.chunks} chunks into ${r.index}${r.resumedAt > 0 ? ` (resumed at ${r.resumedAt})` : ''} in ${r.seconds.toFixed(1)} s; serve it with: retriever-mcp --corpus ${name} --backend ${shellQuote(nodes.join(','))}\n`,
+      : `pushed ${name}: ${r.chunks} chunks into ${r.index}${r.resumedAt > 0 ? ` (resumed at ${r.resumedAt})` : ''} in ${r.seconds.toFixed(1)} s; serve it with: retriever-mcp --corpus ${name} --backend ${shown}\n`,
   );
 }
 
@@ -221,7 +222,7 @@ function toBuildOptions(args: BuildArgs, argv: string[]): BuildCorpusOptions {
   if (!(args['bm25-k1'] >= 0) || !(args['bm25-b'] >= 0 && args['bm25-b'] <= 1)) {
     throw new RetrieverError('BAD_INPUT', '--bm25-k1 must be ≥ 0 and --bm25-b within [0, 1]');
   }
-  const log = createLogger(args.quiet ? 'warn' : 'info');
+  const log = cliLogger(args.quiet ? 'warn' : 'info');
   const progress = args.progress && !args.quiet;
   return {
     ...(args.corpus !== undefined ? { preset: args.corpus } : {}),
@@ -242,6 +243,7 @@ function toBuildOptions(args: BuildArgs, argv: string[]): BuildCorpusOptions {
     hub: hubConfig(args, log, progress),
     log,
     progress,
+    ...(signal ? { signal } : {}),
   };
 }
 
@@ -301,27 +303,48 @@ function denseOptions(args: BuildArgs): DenseBuildOptions {
   };
 }
 
-/** The command line that rebuilds this index, without --resume, for error hints. */
+/**
+ * The command line that rebuilds this index, without --resume, for error
+ * hints and the manifest: any password in a URL (--backend) is shown as ***.
+ */
 function rebuildCommand(argv: string[]): string {
   const kept = argv.filter((a) => a !== '--resume' && a !== '--no-progress' && a !== '--quiet');
-  return [PROG, ...kept.map(shellQuote)].join(' ');
+  return redactSecrets([PROG, ...kept.map(shellQuote)].join(' '));
 }
 
-/** Runs the command; `as` names it (`retriever-mcp build`) in help, errors and rebuild hints. */
+/**
+ * Runs the command; `as` names it (`retriever-mcp build`) in help, errors and
+ * rebuild hints. The first SIGINT or SIGTERM stops the build between steps:
+ * the encoder thread finishes its batch, the lock is released and the
+ * partial directory keeps what --resume needs (exit 130 or 143, never a
+ * native abort). A second one exits at once.
+ */
 export async function run(argv: string[] = hideBin(process.argv), as = 'build-index'): Promise<void> {
   PROG = as;
+  const stop = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
-    // finished phases are kept in the partial directory and nothing was published
-    process.stderr.write(
+    const code = signal === 'SIGINT' ? 130 : 143;
+    if (stop.signal.aborted) {
+      process.stderr.write(`\n${PROG}: ${signal} again: exiting now\n`);
+      process.exit(code);
+    }
+    process.exitCode = code;
+    process.stderr.write(`\n${PROG}: ${signal}: stopping after the current step (send it again to exit at once)…\n`);
+    // finished phases are kept in the partial directory and nothing is published
+    const hint =
       interruptHint !== undefined
-        ? `\n${PROG}: interrupted by ${signal}; ${interruptHint}\n`
-        : `\n${PROG}: interrupted by ${signal}; nothing was published (the previous index, if any, still serves). ` +
-            `Resume with: ${rebuildCommand(argv)} --resume\n`,
-    );
-    process.exit(signal === 'SIGINT' ? 130 : 143);
+        ? `interrupted by ${signal}; ${interruptHint}`
+        : `interrupted by ${signal}; nothing was published (the previous index, if any, still serves). ` +
+          `Resume with: ${rebuildCommand(argv)} --resume`;
+    stop.abort(new RetrieverError('STOPPED', hint));
   };
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  signal = stop.signal;
   await runMain(PROG, () => main(argv));
+  if (stop.signal.aborted) process.exitCode = process.exitCode === 143 ? 143 : 130;
   exitWhenDone(PROG);
 }
+
+/** Aborted by the first SIGINT or SIGTERM (see run). */
+let signal: AbortSignal | undefined;

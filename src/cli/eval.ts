@@ -5,8 +5,7 @@ import type { EvalSetup } from '../app/evaluate.js';
 import type { AnnRecallReport } from '../eval/ann-recall.js';
 import { EVAL_FORMATS, type EvalFormat } from '../eval/queries.js';
 import { formatEvalTable } from '../eval/report.js';
-import { createLogger } from '../util/log.js';
-import { failUsage } from './boundary.js';
+import { cliLogger, failUsage } from './boundary.js';
 import { batchPadding, checkIndexDir, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
 const PROG = 'retriever-mcp eval';
@@ -72,7 +71,7 @@ export async function evalMain(argv: string[]): Promise<void> {
   for (const ef of efs) checkInt('--ef-search', ef, 1, 100_000);
   checkInt('--rescore-factor', args['rescore-factor'], 1, 100);
   checkIndexDir(args['index-dir']);
-  const log = createLogger('info');
+  const log = cliLogger('info');
   const setup: EvalSetup = {
     corpus: args.corpus,
     indexDir: args['index-dir'],

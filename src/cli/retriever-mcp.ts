@@ -7,9 +7,9 @@ import { isLoopbackName, LOOPBACK_HOST_NAMES } from '../server/transports/http/h
 import type { EncoderFlags } from '../app/encoders.js';
 import type { RetrieverSetup } from '../app/open-retriever.js';
 import type { ServeConfig } from '../app/serve.js';
-import { createLogger, type Logger, type LogLevel } from '../util/log.js';
+import { type Logger, type LogLevel } from '../util/log.js';
 import { shellQuote } from '../util/shell-quote.js';
-import { exitWhenDone, failUsage, runMain } from './boundary.js';
+import { cliLogger, exitWhenDone, failUsage, runMain } from './boundary.js';
 import {
   backendNodes,
   batchPadding,
@@ -164,7 +164,7 @@ export async function main(argv: string[]): Promise<void> {
   }
   const args = await parse(argv);
   checkFlags(args);
-  const log = createLogger(args['log-level'] as LogLevel);
+  const log = cliLogger(args['log-level'] as LogLevel);
   warnIgnoredFlags(argv, args.transport, log);
   const { serve } = await import('../app/serve.js');
   await serve({
@@ -174,6 +174,8 @@ export async function main(argv: string[]): Promise<void> {
     http: httpConfig(args, log),
     ensureCorpus: args.build ? firstRunBuilder(args, log) : undefined,
   });
+  // served and shut down: a handle left open (a worker thread, a socket) must not keep the process alive
+  exitWhenDone(PROG);
 }
 
 async function parse(argv: string[]) {
@@ -334,8 +336,8 @@ function httpConfig(args: ServeArgs, log: Logger): ServeConfig['http'] {
  * The first run's build of a missing preset: the preset's own defaults, with
  * the encoder and download settings this server was started with.
  */
-function firstRunBuilder(args: ServeArgs, log: Logger): (name: string) => Promise<void> {
-  return async (name) => {
+function firstRunBuilder(args: ServeArgs, log: Logger): (name: string, signal: AbortSignal) => Promise<void> {
+  return async (name, signal) => {
     const { buildCorpus, defaultDenseOptions } = await import('../app/build-corpus.js');
     const flags = [
       ...(args.model !== undefined ? ['--model', args.model] : []),
@@ -349,13 +351,15 @@ function firstRunBuilder(args: ServeArgs, log: Logger): (name: string) => Promis
       maxPostingsInMemory: DEFAULTS.maxPostingsInMemory,
       threads: DEFAULTS.buildThreads,
       dense: defaultDenseOptions(encoderFlags(args)),
-      resume: false,
+      // a first run stopped part way (the server was restarted) goes on where it stopped
+      resume: true,
       rebuildCommand: ['build-index', '--corpus', name, '--index-dir', args['index-dir'], ...flags]
         .map(shellQuote)
         .join(' '),
       hub: hubConfig(args, log, true),
       log,
       progress: true,
+      signal,
     });
   };
 }

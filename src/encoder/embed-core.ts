@@ -7,6 +7,13 @@ import { WordPieceTokenizer } from './wordpiece.js';
 
 export type Pooling = 'mean' | 'cls';
 
+/** Thrown by `EmbedCore.embed` when its caller cancelled the request between batches. */
+export class EmbedCancelled extends Error {
+  constructor() {
+    super('cancelled');
+  }
+}
+
 export interface EmbedCoreOptions {
   device: Device;
   threads: number;
@@ -54,8 +61,12 @@ export class EmbedCore {
     return core;
   }
 
-  /** Unit vectors for already-prefixed texts, in input order. */
-  async embed(texts: readonly string[]): Promise<Float32Array[]> {
+  /**
+   * Unit vectors for already-prefixed texts, in input order. `cancelled` is
+   * asked before each batch: a stopped build waits for one batch, not for a
+   * whole window of thousands of passages.
+   */
+  async embed(texts: readonly string[], cancelled?: () => boolean): Promise<Float32Array[]> {
     const encoded = texts.map((t) => this.tokenizer.encode(t, this.opts.maxLength).ids);
     const order = encoded
       .map((_, i) => i)
@@ -64,6 +75,7 @@ export class EmbedCore {
     const lengths = order.map((i) => (encoded[i] as number[]).length);
     let start = 0;
     for (const end of planBatches(lengths, this.opts.batchSize, this.opts.maxPadding)) {
+      if (cancelled?.()) throw new EmbedCancelled();
       const idx = order.slice(start, end);
       const vecs = await this.runBatch(idx.map((i) => encoded[i] as number[]));
       idx.forEach((i, j) => (out[i] = vecs[j] as Float32Array));

@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { describeError } from '../errors.js';
-import { EmbedCore, type EmbedCoreOptions } from './embed-core.js';
+import { EmbedCancelled, EmbedCore, type EmbedCoreOptions } from './embed-core.js';
 import type { ModelFiles } from './model-files.js';
 
 /**
@@ -11,14 +11,14 @@ import type { ModelFiles } from './model-files.js';
  */
 export type ToEncoder =
   | { type: 'open'; session: number; files: ModelFiles; options: EmbedCoreOptions }
-  | { type: 'embed'; session: number; id: number; texts: string[] }
+  | { type: 'embed'; session: number; id: number; texts: string[]; cancel?: Int32Array }
   | { type: 'close'; session: number };
 
 export type FromEncoder =
   | { type: 'ready'; session: number; dim: number; output: string }
   | { type: 'open-error'; session: number; message: string }
   | { type: 'done'; session: number; id: number; dim: number; data: Float32Array }
-  | { type: 'error'; session: number; id: number; message: string }
+  | { type: 'error'; session: number; id: number; message: string; cancelled?: true }
   | { type: 'closed'; session: number };
 
 const port = parentPort;
@@ -45,12 +45,15 @@ if (port) {
     const core = sessions.get(msg.session);
     try {
       if (!core) throw new Error(`encoder session ${msg.session} is not open`);
-      const vecs = await core.embed(msg.texts);
+      // the caller sets cancel[0] (shared memory) to stop between batches
+      const cancel = msg.cancel;
+      const vecs = await core.embed(msg.texts, cancel ? () => Atomics.load(cancel, 0) !== 0 : undefined);
       const data = new Float32Array(vecs.length * core.dim);
       vecs.forEach((v, i) => data.set(v, i * core.dim));
       return { type: 'done', session: msg.session, id: msg.id, dim: core.dim, data };
     } catch (err) {
-      return { type: 'error', session: msg.session, id: msg.id, message: describeError(err) };
+      const cancelled = err instanceof EmbedCancelled ? { cancelled: true as const } : {};
+      return { type: 'error', session: msg.session, id: msg.id, message: describeError(err), ...cancelled };
     }
   };
 

@@ -10,7 +10,8 @@ export interface Encoder extends QueryEncoder {
   readonly dim: number;
   readonly settings: EncoderSettings;
   embedQueries(texts: string[]): Promise<Float32Array[]>;
-  embedPassages(texts: string[]): Promise<Float32Array[]>;
+  /** An aborted `signal` stops the work between batches and rejects with its reason. */
+  embedPassages(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
   /** Counts chunk tokens exactly as the encoder will see them. */
   readonly tokenCounter: TokenCounter;
   close(): Promise<void>;

@@ -29,6 +29,8 @@ export interface OnnxEncoderOptions {
 interface Pending {
   resolve: (v: Float32Array[]) => void;
   reject: (e: Error) => void;
+  /** The reason to reject with when the thread confirms a cancellation. */
+  signal?: AbortSignal;
 }
 
 /** An e5-style ONNX encoder whose session runs on a dedicated worker thread. */
@@ -112,18 +114,31 @@ export class OnnxEncoder implements Encoder {
     return this.embedRaw(texts.map((t) => this.settings.queryPrefix + t));
   }
 
-  embedPassages(texts: string[]): Promise<Float32Array[]> {
-    return this.embedRaw(texts.map((t) => this.settings.passagePrefix + t));
+  embedPassages(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+    return this.embedRaw(
+      texts.map((t) => this.settings.passagePrefix + t),
+      signal,
+    );
   }
 
-  /** Texts already carrying their prefix. */
-  embedRaw(texts: string[]): Promise<Float32Array[]> {
+  /**
+   * Texts already carrying their prefix. An aborted `signal` stops the thread
+   * before its next batch; the promise rejects with the signal's reason once
+   * the thread has stopped, so nothing runs on after the caller gave up.
+   */
+  embedRaw(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
     if (this.dead) return Promise.reject(this.dead);
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
     if (texts.length === 0) return Promise.resolve([]);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, ...(signal ? { signal } : {}) });
       const msg: ToEncoder = { type: 'embed', session: this.session, id, texts };
+      if (signal) {
+        const cancel = new Int32Array(new SharedArrayBuffer(4));
+        msg.cancel = cancel;
+        signal.addEventListener('abort', () => Atomics.store(cancel, 0, 1), { once: true });
+      }
       encoderHost.post(msg);
     });
   }
@@ -145,7 +160,9 @@ export class OnnxEncoder implements Encoder {
     if (!p) return;
     this.pending.delete(msg.id);
     if (msg.type === 'error') {
-      p.reject(new RetrieverError('MODEL', `encoder: ${msg.message}`));
+      p.reject(
+        msg.cancelled && p.signal ? (p.signal.reason as Error) : new RetrieverError('MODEL', `encoder: ${msg.message}`),
+      );
       return;
     }
     const n = msg.data.length / msg.dim;

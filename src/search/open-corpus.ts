@@ -1,6 +1,6 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { RetrieverError } from '../errors.js';
+import { redactSecrets, RetrieverError } from '../errors.js';
 import { Bm25Pool } from '../index/bm25/bm25-pool.js';
 import { Bm25Searcher } from '../index/bm25/bm25-searcher.js';
 import type { SearchWorkerInit } from '../index/bm25/bm25-search-worker.js';
@@ -47,7 +47,7 @@ export interface IntegrityChecked {
 }
 
 export function fixHintFor(name: string, manifest?: Manifest, indexDir?: string): string {
-  if (manifest?.rebuild_command) return `rebuild it with \`${manifest.rebuild_command}\``;
+  if (manifest?.rebuild_command) return `rebuild it with \`${redactSecrets(manifest.rebuild_command)}\``;
   const dirFlag = indexDir !== undefined ? ` --index-dir ${shellQuote(indexDir)}` : '';
   return `build it with \`build-index --name ${name} --input PATH --format FORMAT${dirFlag}\` (see README)`;
 }

@@ -1,10 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { linkSync, mkdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { linkSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { join } from 'node:path';
-import { RetrieverError } from '../errors.js';
-import { writeFileExclusive } from '../util/fs-durable.js';
-import { bootId, processStartTicks } from '../util/process-identity.js';
+import { writeFileExclusive } from './fs-durable.js';
+import { bootId, processStartTicks } from './process-identity.js';
 
 interface LockInfo {
   pid: number;
@@ -20,24 +18,26 @@ interface LockInfo {
 /** Set once per process: tells this process's locks from those of an earlier process with its PID. */
 const NONCE = randomBytes(8).toString('hex');
 
-export interface BuildLock {
+export interface PidLock {
   readonly path: string;
   release(): void;
 }
 
+/** Who holds a lock: where and since when, for messages. */
+export interface LockHolder {
+  pid: number;
+  host: string;
+  started: string;
+}
+
 /**
- * One build of an index name at a time. Two builds of the same name shared
- * `.NAME.partial` and could publish each other's half-written files (the
- * outside probe saw a good index replaced by one failing its own checksum).
- * The lock is `.NAME.lock` beside the partial directory, created atomically
- * with its contents (see tryCreate) and held for the whole build; it records the
- * holder's PID, so a second build is refused at once with that PID, and a
- * lock left by a process that no longer runs on this host (killed with -9)
- * is taken over, also when a new process got the dead one's PID (holderRuns).
+ * Takes the lock file `path`, or returns its live holder. The lock is
+ * created atomically with its contents (see tryCreate) and records the
+ * holder's PID, host, boot id, start time and a per-process nonce; a lock
+ * left by a process that no longer runs on this host (killed with -9) is
+ * taken over, also when a new process got the dead one's PID (holderRuns).
  */
-export function lockBuild(indexDir: string, name: string): BuildLock {
-  mkdirSync(indexDir, { recursive: true });
-  const path = join(indexDir, `.${name}.lock`);
+export function tryLock(path: string): PidLock | { holder: LockHolder } {
   const info: LockInfo = {
     pid: process.pid,
     host: hostname(),
@@ -60,28 +60,25 @@ export function lockBuild(indexDir: string, name: string): BuildLock {
       };
     }
     const holder = readLock(path);
-    if (holder && holderRuns(holder)) {
-      throw new RetrieverError(
-        'BUILD',
-        `another build of ${name} is running (pid ${holder.pid} on ${holder.host}, started ${holder.started}): ` +
-          `wait for it to finish or stop it; if no such build runs, remove ${path}`,
-      );
-    }
+    if (holder && holderRuns(holder)) return { holder };
     // stale (its holder is gone), vanished since, or not a lock record (a lock is created whole, with
-    // its PID, so no live build's lock is unreadable): move it aside and retry once;
-    // of two builds taking over at once, one rename fails and that build finds the other's new lock
+    // its PID, so no live holder's lock is unreadable): move it aside and retry once;
+    // of two processes taking over at once, one rename fails and that one finds the other's new lock
     try {
       renameSync(path, `${path}.stale-${process.pid}`);
       rmSync(`${path}.stale-${process.pid}`, { force: true });
     } catch {
-      // another build took it over first
+      // another process took it over first
     }
   }
   const holder = readLock(path);
-  throw new RetrieverError(
-    'BUILD',
-    `another build of ${name} holds ${path}${holder ? ` (pid ${holder.pid})` : ''}: wait for it to finish`,
-  );
+  return { holder: holder ?? { pid: 0, host: '?', started: '?' } };
+}
+
+/** The live holder of the lock at `path`, if any. */
+export function lockHolder(path: string): LockHolder | undefined {
+  const holder = readLock(path);
+  return holder && holderRuns(holder) ? holder : undefined;
 }
 
 /**
@@ -100,7 +97,7 @@ function tryCreate(path: string, info: LockInfo): boolean {
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw new RetrieverError('IO', `cannot create the build lock ${path}: ${(err as Error).message}`, { cause: err });
+    throw new Error(`cannot create the lock ${path}: ${(err as Error).message}`, { cause: err });
   } finally {
     rmSync(mine, { force: true });
   }

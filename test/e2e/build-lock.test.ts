@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lockBuild } from '../../src/build/build-lock.js';
 import { writeJsonl } from '../helpers/build.js';
 import { startHttpServer } from '../helpers/http-server.js';
-import { makeLongPassages } from '../../bench/lib/long-passages.js';
+import { makeLongPassages } from '../helpers/long-passages.js';
 import { runBin, runBinAsync } from '../helpers/mcp.js';
 import { BIN, makeTempDir } from '../helpers/paths.js';
 

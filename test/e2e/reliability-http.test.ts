@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeJsonl } from '../helpers/build.js';
 import { postJson, startHttpServer, type RunningServer } from '../helpers/http-server.js';
-import { makeLongPassages, makeQueries } from '../../bench/lib/long-passages.js';
+import { makeLongPassages, makeQueries } from '../helpers/long-passages.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, makeTempDir } from '../helpers/paths.js';
 import { exchange, httpRequest, openSocket, retrieveRequest, whenClosed } from '../helpers/raw-http.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
 import { Retriever } from '../../src/search/retriever.js';
 import { build, writeJsonl } from '../helpers/build.js';
-import { makeLongPassages, makeQueries } from '../../bench/lib/long-passages.js';
+import { makeLongPassages, makeQueries } from '../helpers/long-passages.js';
 import { makeTempDir } from '../helpers/paths.js';
 
 // A 256-query BM25 batch used to run as one synchronous block: with 8 such clients /health waited

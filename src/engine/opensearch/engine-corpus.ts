@@ -79,6 +79,21 @@ async function open(client: EngineClient, name: string, efSearch: number | undef
     );
   }
   const alias = aliasFor(name);
+  // the alias must serve this corpus's own index: a corpus whose name differs only in case, pushed by
+  // an older version, would have moved it to its own passages
+  const { status: aliasStatus, body: targets } = await client.request<Record<string, unknown>>({
+    method: 'GET',
+    path: `/_alias/${alias}`,
+    allow: [404],
+  });
+  const serving = aliasStatus === 200 ? Object.keys(targets) : [];
+  if (!serving.includes(entry.index)) {
+    throw new RetrieverError(
+      'INDEX_CORRUPT',
+      `${alias} on ${client.location} points at ${serving.join(', ') || 'nothing'}, not at ${entry.index}, the index of ${name}'s last push ` +
+        `(another corpus whose name differs only in case shares the alias?): ${pushHint(name, client.location)}`,
+    );
+  }
   const { body: count } = await client.request<{ count: number }>({ method: 'GET', path: `/${alias}/_count` });
   if (count.count !== manifest.corpus.chunks) {
     throw new RetrieverError(

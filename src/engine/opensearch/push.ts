@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { RetrieverError } from '../../errors.js';
+import { redactSecrets, RetrieverError } from '../../errors.js';
 import { VectorReader } from '../../index/dense/vectors-file.js';
 import { INDEX_FILES } from '../../index/layout.js';
 import { readManifest } from '../../index/manifest.js';
@@ -8,7 +8,7 @@ import { ChunkStore } from '../../store/chunk-store.js';
 import type { Logger } from '../../util/log.js';
 import { createProgress } from '../../util/progress.js';
 import type { EngineClient } from './client.js';
-import { readCatalogue } from './engine-corpus.js';
+import { listEngineCorpora, readCatalogue } from './engine-corpus.js';
 import {
   aliasFor,
   CATALOGUE,
@@ -28,6 +28,8 @@ export interface PushOptions extends LayoutOptions {
   batchChunks?: number;
   progress: boolean;
   log: Logger;
+  /** Stops the push between batches; the catalogue keeps how far it got, for a resume. */
+  signal?: AbortSignal;
 }
 
 export interface PushReport {
@@ -65,6 +67,7 @@ export async function pushCorpus(client: EngineClient, o: PushOptions): Promise<
     : null;
   try {
     await ensureCatalogue(client);
+    await refuseCollisions(client, o.name);
     const total = manifest.corpus.chunks;
     const index = indexFor(o.name, manifest.build_id);
     const prior = await readCatalogue(client, o.name);
@@ -88,7 +91,8 @@ export async function pushCorpus(client: EngineClient, o: PushOptions): Promise<
       pushed: from,
       chunks: total,
       updated_at: new Date().toISOString(),
-      manifest: JSON.stringify(manifest),
+      // readable by every reader of the cluster: a password an older build recorded is not copied there
+      manifest: JSON.stringify({ ...manifest, rebuild_command: redactSecrets(manifest.rebuild_command) }),
     };
     // a pushing record for a new build leaves the serving alias (and the old record's index) alone
     if (prior && prior.state === 'ready' && prior.build_id !== manifest.build_id) {
@@ -98,6 +102,7 @@ export async function pushCorpus(client: EngineClient, o: PushOptions): Promise<
     const batch = o.batchChunks ?? 500;
     const bar = createProgress({ label: `push ${o.name}`, total, unit: 'chunks', enabled: o.progress, initial: from });
     for (let at = from; at < total; at += batch) {
+      o.signal?.throwIfAborted();
       const end = Math.min(total, at + batch);
       const chunks = store.chunkRange(at, end);
       if (chunks.length !== end - at) {
@@ -143,6 +148,23 @@ export async function pushCorpus(client: EngineClient, o: PushOptions): Promise<
   } finally {
     vectors?.close();
     store.close();
+  }
+}
+
+/**
+ * Index names are lower case in the engine, so `news` and `NEWS`, two
+ * corpora here, would share one alias there: pushing one would move the
+ * other's alias and delete its index. Refused before anything is touched.
+ */
+async function refuseCollisions(client: EngineClient, name: string): Promise<void> {
+  const alias = aliasFor(name);
+  const clash = (await listEngineCorpora(client)).filter((other) => other !== name && aliasFor(other) === alias);
+  if (clash.length > 0) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `corpus ${name} cannot be pushed: the engine already holds ${clash.join(', ')}, and engine index names are lower case, ` +
+        `so both would be ${alias}; nothing was changed. Push it under another --name (or remove ${clash.join(', ')} from the engine first)`,
+    );
   }
 }
 

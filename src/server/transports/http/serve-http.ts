@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import type { Retriever } from '../../../search/retriever.js';
 import type { RetrieverSlot } from '../../mcp/retriever-slot.js';
-import { describeError } from '../../../errors.js';
+import { describeError, isRetrieverError } from '../../../errors.js';
 import { createHttpApp, type HttpAppOptions } from './http-app.js';
 
 /** How long a stopping server keeps answering 503 + "Connection: close" on open connections, at least, ms. */
@@ -12,6 +12,8 @@ export interface ServeHttpOptions extends HttpAppOptions {
   port: number;
   /** Opens indexes and encoders; runs after the port is open so /health answers during load. */
   load: () => Promise<Retriever>;
+  /** Stops what `load` runs (a first-run build) when a signal comes first; `load` then rejects. */
+  stopLoad?: (why: string) => void;
   /** Filled by the loaded retriever; MCP answers initialize and tools/list from it before that. */
   slot: RetrieverSlot;
   /** How long SIGTERM waits for in-flight requests, ms. */
@@ -38,8 +40,9 @@ export async function serveHttp(opts: ServeHttpOptions): Promise<void> {
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
 
+  const loading = opts.load();
   try {
-    const loaded = await Promise.race([opts.load(), stopped.then(() => undefined)]);
+    const loaded = await Promise.race([loading, stopped.then(() => undefined)]);
     if (loaded) {
       const t0 = performance.now();
       await warmUp(loaded);
@@ -54,6 +57,14 @@ export async function serveHttp(opts: ServeHttpOptions): Promise<void> {
   }
 
   const why = await stopped;
+  // a signal during the load (a first-run build): stop it and wait until it lets go of its lock
+  opts.stopLoad?.(why);
+  const late = await loading.catch((err: unknown) => {
+    if (isRetrieverError(err, 'STOPPED')) opts.log.info(describeError(err));
+    else opts.log.warn(`the load ended with: ${describeError(err)}`);
+    return undefined;
+  });
+  if (late && !app.retriever()) await late.close();
   opts.log.info(`${why}: draining ${admission.inFlight} in-flight request(s), refusing new ones`);
   // Keep the port and idle keep-alive connections open a moment: a client that sends on one just
   // after the signal gets a 503 with "Connection: close" instead of a silent FIN or a reset.

@@ -7,13 +7,18 @@ import type { Guard } from '../../mcp/tool-context.js';
 /** The SDK's own line limit, kept: a larger message is refused, not the session ended. */
 const MAX_LINE_BYTES = 10 * 2 ** 20;
 
-/** Serves MCP over stdin/stdout until stdin closes or a signal arrives. */
+/**
+ * Serves MCP over stdin/stdout until stdin closes or a signal arrives;
+ * `beforeClose` runs first on the way out (it stops a first-run build and
+ * waits for it to let go of its lock).
+ */
 export async function serveStdio(
   slot: RetrieverSlot,
   maxBatchQueries: number,
   guard: Guard,
   log: Logger,
   maxPending: number,
+  beforeClose: (why: string) => Promise<void> = async () => {},
 ): Promise<void> {
   const { server, close } = createServer({ retriever: slot, maxBatchQueries, guard });
   const transport = new StdioTransport(process.stdin, process.stdout, {
@@ -26,6 +31,7 @@ export async function serveStdio(
     if (closing) return;
     closing = true;
     log.info(`shutting down (${why})`);
+    await beforeClose(why);
     await close();
     await slot.current()?.close();
   };
