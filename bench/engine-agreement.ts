@@ -23,7 +23,7 @@ import type { SearchHit } from '../src/search/types.js';
 import { createLogger } from '../src/util/log.js';
 import { arg, BENCH_DATA, writeResult } from './lib/common.js';
 import { DATASETS } from './lib/datasets.js';
-import { startCluster } from './lib/opensearch-cluster.js';
+import { startCluster } from '../test/helpers/opensearch-cluster.js';
 import { benchRetriever, openBenchCorpus, openManifestEncoder } from './lib/retriever.js';
 
 const model = arg('model', 'all-MiniLM-L6-v2') as string;

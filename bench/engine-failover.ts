@@ -23,7 +23,7 @@ import { percentile } from '../src/util/percentile.js';
 import { createLogger } from '../src/util/log.js';
 import { arg, BENCH_DATA, writeResult } from './lib/common.js';
 import { DATASETS } from './lib/datasets.js';
-import { clusterHealth, managerIndex, startCluster } from './lib/opensearch-cluster.js';
+import { clusterHealth, managerIndex, startCluster } from '../test/helpers/opensearch-cluster.js';
 import { rssOf, startServer, type BenchServer } from './lib/server.js';
 
 const model = arg('model', 'all-MiniLM-L6-v2') as string;

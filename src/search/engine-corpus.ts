@@ -33,6 +33,8 @@ export interface EngineCorpus {
   getDocumentRange(docId: string, from: number, to: number): Promise<ChunkRecord[]>;
   /** A document's first `limit` chunks, in order. */
   getDocumentChunks(docId: string, limit: number): Promise<ChunkRecord[]>;
+  /** Why the engine cannot be reached now (a short probe, cached a second), or undefined when it can: for /ready. */
+  unreachable(): Promise<string | undefined>;
   close(): Promise<void>;
 }
 

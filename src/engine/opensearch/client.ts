@@ -25,6 +25,8 @@ export interface EngineRequest {
   query?: Record<string, string | number | boolean>;
   /** Statuses answered as results rather than errors (e.g. 404 for "not there"). */
   allow?: number[];
+  /** One try, within this many ms (a health probe), instead of the client's retries and timeout. */
+  probeMs?: number;
 }
 
 export interface EngineClient {
@@ -57,7 +59,10 @@ export function connectEngine(opts: EngineClientOptions): EngineClient {
             ...(req.ndjson !== undefined ? { bulkBody: req.ndjson as Array<Record<string, unknown>> } : {}),
             ...(req.query !== undefined ? { querystring: req.query } : {}),
           },
-          req.allow ? { ignore: req.allow } : {},
+          {
+            ...(req.allow ? { ignore: req.allow } : {}),
+            ...(req.probeMs !== undefined ? { requestTimeout: req.probeMs, maxRetries: 0 } : {}),
+          },
         );
         return { status: res.statusCode ?? 200, body: res.body as T };
       } catch (err) {

@@ -1,6 +1,6 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { ScoredHit } from '../../core/top-k.js';
-import { RetrieverError } from '../../errors.js';
+import { describeError, RetrieverError } from '../../errors.js';
 import type { Manifest } from '../../index/manifest.js';
 import type { EngineArms, EngineCorpus, EngineQuery } from '../../search/engine-corpus.js';
 import type { SearchMode } from '../../search/types.js';
@@ -21,6 +21,19 @@ import {
 
 /** Searches retried after an answer with failed shards (a node going down mid-request). */
 const SHARD_RETRIES = 3;
+/** /ready's probe of the engine: one request, answered within this, reused for a second. */
+const PROBE_TIMEOUT_MS = 2000;
+const PROBE_CACHE_MS = 1000;
+
+/** `probe`, run at most once per `ms` (concurrent callers share the run in flight). */
+function probeEvery(ms: number, probe: () => Promise<string | undefined>): () => Promise<string | undefined> {
+  let last: { at: number; result: Promise<string | undefined> } | undefined;
+  return () => {
+    const now = Date.now();
+    if (!last || now - last.at >= ms) last = { at: now, result: probe() };
+    return last.result;
+  };
+}
 
 interface SearchBody {
   hits: { hits: Array<{ _score: number; _source: ChunkSource }>; total?: { value: number } };
@@ -112,6 +125,14 @@ async function open(client: EngineClient, name: string, efSearch: number | undef
     location: client.location,
     facets: () => facets,
     searchArms: (q) => searchArms(client, alias, q, ef),
+    unreachable: probeEvery(PROBE_CACHE_MS, async () => {
+      try {
+        await client.request({ method: 'HEAD', path: `/${alias}`, probeMs: PROBE_TIMEOUT_MS });
+        return undefined;
+      } catch (err) {
+        return describeError(err);
+      }
+    }),
     getChunksById: async (ids) => {
       const hits = await search(client, alias, { size: ids.length, query: { terms: { id: [...ids] } } });
       const byId = new Map(hits.map((h) => [h.id, h]));

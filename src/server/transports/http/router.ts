@@ -88,6 +88,11 @@ export function createHttpServer(
     if (!(Number(req.headers['content-length']) > opts.maxBodyBytes)) res.writeContinue();
     server.emit('request', req, res);
   });
+  // A client that sends its request and then half-closes (shutdown(SHUT_WR): `nc -N`, HTTP/1.0-style
+  // tools, some proxies) still gets its answer: by default Node aborts the request at the client's FIN
+  // and ends the socket before a search that is not cached can answer. The socket is ended after the
+  // answer instead (Node's own http server property, set since Node 0.x).
+  (server as Server & { httpAllowHalfOpen: boolean }).httpAllowHalfOpen = true;
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = 120_000; // slow or stalled clients cannot hold a socket forever
   const connections = limitConnections(server, opts.connections);
@@ -117,6 +122,11 @@ async function handle(app: RouterContext, opts: HttpOptions, req: IncomingMessag
   }
   const retriever = app.retriever() as Retriever;
   if (x.path === '/ready') {
+    // a corpus in an engine is ready only while the engine answers (every node down: not ready)
+    for (const c of retriever.corpora) {
+      const why = c.kind === 'engine' ? await c.unreachable() : undefined;
+      if (why) return x.fail('NOT_READY', `corpus ${c.name}: ${why}`);
+    }
     sendJson(res, 200, { status: 'ready', corpora: retriever.corpora.map((c) => c.name) });
     return;
   }

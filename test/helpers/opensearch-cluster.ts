@@ -2,15 +2,15 @@
  * A real OpenSearch cluster on this machine for the engine-backend tests and
  * benches: N nodes, each its own JVM process with its own data directory and
  * ports on 127.0.0.1, all cluster-manager eligible. Installed from Maven
- * Central by bench/engines/install-opensearch.sh on first use.
+ * Central by scripts/install-opensearch.sh on first use.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
-import { ROOT } from './common.js';
+import { REPO_ROOT } from './paths.js';
 
-const INSTALLER = join(ROOT, 'bench/engines/install-opensearch.sh');
+const INSTALLER = join(REPO_ROOT, 'scripts/install-opensearch.sh');
 
 export interface ClusterNode {
   name: string;
@@ -29,6 +29,10 @@ export interface Cluster {
   kill(i: number): Promise<void>;
   /** Starts node i again on its data and waits until the cluster is whole and green. */
   restart(i: number): Promise<void>;
+  /** SIGKILLs every node (a whole-cluster outage), keeping their data. */
+  killAll(): Promise<void>;
+  /** Starts every node again on its data and waits until the cluster is whole and green. */
+  restartAll(): Promise<void>;
   /** Stops every node and removes the data directories. */
   stop(): Promise<void>;
 }
@@ -157,6 +161,14 @@ export async function startCluster(o: { nodes: number; heapMb?: number; basePort
       const n = nodes[i] as ClusterNode;
       Object.assign(n, n.launch());
       await waitForHealth(n.url, o.nodes, root);
+    },
+    killAll: async () => {
+      for (const n of nodes) killGroup(n.child, 'SIGKILL');
+      await Promise.all(nodes.map((n) => n.exited));
+    },
+    restartAll: async () => {
+      for (const n of nodes) Object.assign(n, n.launch());
+      await waitForHealth(nodes[0]?.url as string, o.nodes, root);
     },
     stop: async () => {
       for (const n of nodes) killGroup(n.child, 'SIGTERM');

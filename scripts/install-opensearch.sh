@@ -12,7 +12,7 @@ set -euo pipefail
 VERSION=2.19.1
 KNN_VERSION=2.19.1.0
 MAVEN=${MAVEN_CENTRAL:-https://repo1.maven.org/maven2}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BASE=$ROOT/bench/.engines
 CACHE=$BASE/cache
 HOME_DIR=$BASE/opensearch-$VERSION
