@@ -45,7 +45,10 @@ export const DEFAULTS = {
   bm25Threads: 1,
   /** Cached search results (corpus, mode, top_k, filter, query). */
   resultCacheSize: 10_000,
-  /** Heap the cached results may hold, MiB (a top-100 list of 500-word passages is ≈ 0.6 MB). */
+  /**
+   * Heap the cached results may hold, MiB (a top-100 list of 500-word passages is ≈ 0.6 MB): at most
+   * this, and by default no more than a quarter of the process's heap limit (resultCacheBudgetMb).
+   */
   resultCacheMb: 256,
   /** Cached query vectors per encoder. */
   vectorCacheSize: 10_000,
@@ -108,6 +111,20 @@ export const CHUNK_SIZE_BY_FORMAT: Record<CorpusFormat, number> = {
   multihop: DEFAULTS.chunkSize,
   graphrag: DEFAULTS.chunkSize,
 };
+
+/**
+ * The result cache's budget for a process whose V8 heap limit is `heapLimitMb`: the flag's value when
+ * given, else a quarter of the heap, at most DEFAULTS.resultCacheMb. A full cache of 256 MB in a
+ * 192 MB heap made the process abort under large batches (RELIABILITY.md "Memory").
+ */
+export function resultCacheBudgetMb(heapLimitMb: number, flag: number | undefined): number {
+  return flag ?? Math.min(DEFAULTS.resultCacheMb, Math.floor(heapLimitMb / 4));
+}
+
+/** The largest --cache-mb a heap of `heapLimitMb` takes: half of it, leaving the rest to requests. */
+export function maxResultCacheMb(heapLimitMb: number): number {
+  return Math.floor(heapLimitMb / 2);
+}
 
 export interface EnvSettings {
   hfEndpoint: string;

@@ -1,6 +1,7 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { DEFAULTS, readEnv } from '../config.js';
+import { getHeapStatistics } from 'node:v8';
+import { DEFAULTS, maxResultCacheMb, readEnv, resultCacheBudgetMb } from '../config.js';
 import { RetrieverError } from '../errors.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
 import { isLoopbackName, LOOPBACK_HOST_NAMES } from '../server/transports/http/http-util.js';
@@ -90,8 +91,7 @@ const SERVE_OPTIONS = {
   },
   'cache-mb': {
     type: 'number',
-    default: DEFAULTS.resultCacheMb,
-    describe: 'heap the cached results may hold, MiB (0 = off)',
+    describe: `heap the cached results may hold, MiB (0 = off; default: a quarter of the process's heap limit, at most ${DEFAULTS.resultCacheMb})`,
   },
   'deadline-ms': { type: 'number', default: DEFAULTS.deadlineMs, describe: 'per-request deadline' },
   'max-inflight': {
@@ -237,7 +237,18 @@ function checkFlags(args: ServeArgs): void {
   checkInt('--deadline-ms', args['deadline-ms'], 1, 3_600_000);
   checkInt('--max-inflight', args['max-inflight'], 1, 1_000_000);
   checkInt('--max-body-bytes', args['max-body-bytes'], 1024, 1 << 30);
-  checkInt('--cache-mb', args['cache-mb'], 0, 1 << 20);
+  if (args['cache-mb'] !== undefined) {
+    const heapMb = heapLimitMb();
+    const max = maxResultCacheMb(heapMb);
+    checkInt('--cache-mb', args['cache-mb'], 0, 1 << 20);
+    if (args['cache-mb'] > max) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `--cache-mb ${args['cache-mb']} cannot fit: this process's heap limit is ${heapMb} MiB, and the cache may take at most half of it (${max}); ` +
+          `lower --cache-mb, or raise the heap with NODE_OPTIONS=--max-old-space-size=${args['cache-mb'] * 4}`,
+      );
+    }
+  }
   checkInt('--max-sessions', args['max-sessions'], 0, 1_000_000);
   checkInt('--session-ttl-s', args['session-ttl-s'], 1, 7 * 24 * 3600);
   checkInt('--max-connections', args['max-connections'], 1, 1_000_000);
@@ -251,7 +262,17 @@ function checkFlags(args: ServeArgs): void {
   }
 }
 
+/** V8's heap limit for this process, MiB (--max-old-space-size, or Node's default for the machine). */
+function heapLimitMb(): number {
+  return Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20);
+}
+
 function retrieverSetup(args: ServeArgs, log: Logger): RetrieverSetup {
+  const cacheMb = resultCacheBudgetMb(heapLimitMb(), args['cache-mb']);
+  if (args['cache-mb'] === undefined)
+    log.info(
+      `result cache: up to ${cacheMb} MiB (a quarter of this process's ${heapLimitMb()} MiB heap, at most ${DEFAULTS.resultCacheMb}; --cache-mb sets it)`,
+    );
   return {
     corpora: args.corpus,
     indexDir: args['index-dir'],
@@ -264,7 +285,7 @@ function retrieverSetup(args: ServeArgs, log: Logger): RetrieverSetup {
       weights: { bm25: args['bm25-weight'], dense: args['dense-weight'] },
       mode: args.mode as SearchMode | undefined,
       cacheSize: args['cache-size'],
-      cacheBytes: args['cache-mb'] * 2 ** 20,
+      cacheBytes: cacheMb * 2 ** 20,
     },
     encoder: encoderFlags(args),
     hub: hubConfig(args, log, true),

@@ -111,4 +111,40 @@ describe('stdio transport limits', () => {
       s.child.kill();
     }
   }, 180_000);
+
+  it('answers an invalid message with -32600 and its own id, and takes a batch apart (item 23)', async () => {
+    const s = startStdio();
+    try {
+      await initialize(s);
+      // JSON, with a readable id, but not JSON-RPC 2.0: before, -32700 "Parse error" with id null
+      s.child.stdin.write(`${JSON.stringify({ jsonrpc: '1.0', id: 'old', method: 'tools/list' })}\n`);
+      s.child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 7, method: 42 })}\n`);
+      // a batch: each message answered, on its own line
+      s.child.stdin.write(
+        `${JSON.stringify([search(11, 'rivers'), { jsonrpc: '2.0', id: 12, params: 5, method: 'x' }])}\n`,
+      );
+      s.child.stdin.write('[]\n');
+      await s.waitFor((l) => ['old', 7, 11, 12].every((id) => l.some((m) => m['id'] === id)));
+      const byId = (id: unknown) =>
+        s.lines.find((m) => m['id'] === id) as { error?: { code: number; message: string } };
+      expect(byId('old').error).toMatchObject({
+        code: -32600,
+        message: expect.stringMatching(/"jsonrpc" must be "2.0"/),
+      });
+      expect(byId(7).error).toMatchObject({
+        code: -32600,
+        message: expect.stringMatching(/"method" must be a string/),
+      });
+      expect(byId(11).error).toBeUndefined();
+      expect(byId(12).error).toMatchObject({
+        code: -32600,
+        message: expect.stringMatching(/"params" must be an object/),
+      });
+      await s.waitFor((l) => l.some((m) => m['id'] === null && /empty batch/.test(JSON.stringify(m))));
+      expect(s.lines.filter((m) => (m['error'] as { code?: number } | undefined)?.code === -32700)).toEqual([]);
+      expect(s.child.exitCode).toBeNull();
+    } finally {
+      s.child.kill();
+    }
+  });
 });

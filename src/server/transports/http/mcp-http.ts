@@ -95,7 +95,10 @@ export class McpHttp {
     const server = this.makeServer();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      enableJsonResponse: true,
+      // Answers go out as one-event SSE streams: SDK 1.32.2's JSON-response mode keeps an entry per
+      // request in the session's transport (resolved, never deleted; fixed in the 2.x line), so a
+      // long session grew tens of KB a call until the heap ran out (RELIABILITY.md "Long sessions")
+      enableJsonResponse: false,
       onsessioninitialized: (id) => this.sessions.add(id, { transport, server, lastUsed: Date.now() }),
     });
     transport.onclose = () => {

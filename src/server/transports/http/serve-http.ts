@@ -31,8 +31,10 @@ export async function serveHttp(opts: ServeHttpOptions): Promise<void> {
   await listen(server, opts.host, opts.port);
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : opts.port;
+  // an IPv6 address is bracketed in a URL (http://[::]:8099, not http://:::8099)
+  const host = opts.host.includes(':') && !opts.host.startsWith('[') ? `[${opts.host}]` : opts.host;
   opts.log.info(
-    `listening on http://${opts.host}:${port} (MCP /mcp and /sse, REST /retrieve /search /batch_search, /health /ready /metrics)`,
+    `listening on http://${host}:${port} (MCP /mcp and /sse, REST /retrieve /search /batch_search, /health /ready /metrics)`,
   );
 
   let stop: (why: string) => void = () => {};

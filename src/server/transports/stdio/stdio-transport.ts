@@ -131,14 +131,21 @@ export class StdioTransport implements Transport {
     this.parts = [];
     this.partBytes = 0;
     if (line.trim() === '') return;
-    let message: JSONRPCMessage;
+    let value: unknown;
     try {
-      message = JSONRPCMessageSchema.parse(JSON.parse(line));
+      value = JSON.parse(line);
     } catch {
       this.refuse(-32700, 'Parse error: each line must be one JSON-RPC 2.0 message');
       return;
     }
-    this.waiting.push(message);
+    // a JSON-RPC batch (an array) is taken apart: each message is answered on a line of its own
+    const items: unknown[] = Array.isArray(value) ? value : [value];
+    if (items.length === 0) this.refuse(-32600, 'Invalid Request: an empty batch');
+    for (const item of items) {
+      const parsed = JSONRPCMessageSchema.safeParse(item);
+      if (parsed.success) this.waiting.push(parsed.data);
+      else this.refuse(-32600, `Invalid Request: ${describeInvalid(item)}`, readableId(item));
+    }
   }
 
   /** Hands waiting messages to the server while fewer than maxPending requests are in it. */
@@ -156,11 +163,28 @@ export class StdioTransport implements Transport {
     else if (this.stdin.isPaused()) this.stdin.resume();
   }
 
-  private refuse(code: number, message: string): void {
+  /** An error answer; `id` null where the request's own id cannot be read (JSON-RPC 2.0, section 5). */
+  private refuse(code: number, message: string, id: string | number | null = null): void {
     this.opts.warn(`stdio: ${message}`);
-    // id null: the request's own id is unknown (JSON-RPC 2.0, section 5)
-    void this.writeLine(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code, message } }));
+    void this.writeLine(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }));
   }
+}
+
+/** The id of a message that failed validation, when it has a usable one. */
+function readableId(item: unknown): string | number | null {
+  const id = typeof item === 'object' && item !== null ? (item as { id?: unknown }).id : undefined;
+  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+}
+
+/** What is wrong with a message that is JSON but not JSON-RPC 2.0, in a few words. */
+function describeInvalid(item: unknown): string {
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) return 'a message must be a JSON object';
+  const m = item as Record<string, unknown>;
+  if (m['jsonrpc'] !== '2.0') return '"jsonrpc" must be "2.0"';
+  if ('method' in m && typeof m['method'] !== 'string') return '"method" must be a string';
+  if ('params' in m && (typeof m['params'] !== 'object' || m['params'] === null)) return '"params" must be an object';
+  if ('id' in m && readableId(item) === null && m['id'] !== null) return '"id" must be a string or a number';
+  return 'not a JSON-RPC 2.0 request, notification or response';
 }
 
 function isResponse(m: JSONRPCMessage): boolean {
