@@ -386,11 +386,18 @@ async function loadChunks(
   const counts = (): string => `${formatCount(writer.documentCount)} docs ${formatCount(writer.chunkCount)} chunks`;
   let missingIds = 0;
   let firstMissing = '';
+  let illFormed = 0;
+  let firstIllFormed = '';
+  let empty = 0;
+  let firstEmpty = '';
   const batches = readCorpusBatches(opts.format, input, {
     hash,
     onProgress: (p) => (bytesRead = p.bytesRead),
     onMissingId: (where) => {
       if (missingIds++ === 0) firstMissing = where;
+    },
+    onIllFormed: (where) => {
+      if (illFormed++ === 0) firstIllFormed = where;
     },
   });
   for await (const docs of batches) {
@@ -399,7 +406,9 @@ async function loadChunks(
       const docNum = writer.addDocument(doc);
       const suffixIds = opts.chunkSize > 0 && !doc.verbatim;
       if (suffixIds) split = true;
-      for (const piece of chunkDocument(doc, chunking)) {
+      const pieces = chunkDocument(doc, chunking);
+      if (pieces.length === 0 && empty++ === 0) firstEmpty = doc.id;
+      for (const piece of pieces) {
         const num = writer.addChunk({
           id: suffixIds ? `${doc.id}#${piece.position}` : doc.id,
           docNum,
@@ -421,6 +430,18 @@ async function loadChunks(
     opts.log.warn(
       `${formatCount(missingIds)} records had no "id" (the first at ${firstMissing}) and were numbered by their position in the file; ` +
         'give each record an "id" so that fetch, filters and evaluations can name it across rebuilds',
+    );
+  }
+  if (illFormed > 0) {
+    opts.log.warn(
+      `${formatCount(illFormed)} records held lone surrogates (invalid UTF-16 such as "\\ud800") in their id, title or text ` +
+        `(the first at ${firstIllFormed}); each was replaced by U+FFFD, so ids are stored and fetched as shown`,
+    );
+  }
+  if (empty > 0) {
+    opts.log.warn(
+      `${formatCount(empty)} documents had no text and got no chunk (the first: id ${JSON.stringify(firstEmpty)}); ` +
+        'search cannot find them: give them text or leave them out',
     );
   }
   if (writer.chunkCount === 0) {

@@ -115,11 +115,13 @@ class ElementScanner {
     try {
       return JSON.parse(text);
     } catch (err) {
-      throw new RetrieverError(
-        'BAD_INPUT',
-        `${this.path}: element ${this.index} (near line ${this.line}) is not valid JSON: ${(err as Error).message}`,
-        { cause: err },
-      );
+      const where = `${this.path}: element ${this.index} (near line ${this.line})`;
+      if (err instanceof RangeError) {
+        throw new RetrieverError('BAD_INPUT', `${where} is nested too deeply to read (${err.message}): flatten it`, {
+          cause: err,
+        });
+      }
+      throw new RetrieverError('BAD_INPUT', `${where} is not valid JSON: ${(err as Error).message}`, { cause: err });
     }
   }
 }

@@ -67,7 +67,7 @@ async function* readJsonlRecords(path: string, opts: ReadOptions, map: RecordMap
             : `${where}: expected a JSON object`,
         );
       }
-      docs.push(map(rec, where, index++, opts));
+      docs.push(wellFormed(map(rec, where, index++, opts), where, opts));
     }
     if (docs.length > 0) yield docs;
   }
@@ -75,6 +75,7 @@ async function* readJsonlRecords(path: string, opts: ReadOptions, map: RecordMap
 
 /** A line that does not parse: say when the file is really one JSON document spread over lines. */
 function notJsonLine(where: string, line: string, lineNo: number, err: unknown): RetrieverError {
+  if (err instanceof RangeError) return tooDeep(where, err);
   const head = line.trimStart()[0];
   const document = lineNo === 1 && (head === '[' || head === '{');
   return new RetrieverError(
@@ -96,7 +97,7 @@ async function* readJsonArray(path: string, opts: ReadOptions, map: RecordMapper
   for await (const { value, index } of readJsonValues(path, opts)) {
     const where = `${path} element ${index}`;
     if (!isObject(value)) throw new RetrieverError('BAD_INPUT', `${where}: expected a JSON object`);
-    const doc = map(value, where, index, opts);
+    const doc = wellFormed(map(value, where, index, opts), where, opts);
     docs.push(doc);
     chars += doc.text.length;
     // a GraphRAG-Bench element is a whole book: never hold many of those at once
@@ -200,6 +201,34 @@ export function fromGraphrag(rec: Record<string, unknown>, where: string): Sourc
   return { id: name, title: name, text: context };
 }
 
+/**
+ * The one rule for lone surrogates (`\ud800` escapes, legal JSON and common in
+ * scraped text): each becomes U+FFFD, in the id, title and text alike, before
+ * anything is chunked or stored. SQLite would otherwise store each as three
+ * U+FFFD, so a hit's id could not be fetched back and `body_start` pointed
+ * into the title line. One code unit for one keeps every offset valid.
+ */
+function wellFormed(doc: SourceDocument, where: string, opts: ReadOptions): SourceDocument {
+  const v = doc.verbatim;
+  const ok = (s: string): boolean => (s as unknown as WellFormedString).isWellFormed();
+  if (ok(doc.id) && ok(doc.title) && ok(doc.text) && (!v || ok(v.contents))) return doc;
+  opts.onIllFormed?.(where);
+  const fix = (s: string): string => (s as unknown as WellFormedString).toWellFormed();
+  return {
+    ...doc,
+    id: fix(doc.id),
+    title: fix(doc.title),
+    text: fix(doc.text),
+    ...(v ? { verbatim: { contents: fix(v.contents), bodyStart: v.bodyStart } } : {}),
+  };
+}
+
+/** ES2024's String methods (Node ≥ 20), not yet in this project's TypeScript lib. */
+interface WellFormedString {
+  isWellFormed(): boolean;
+  toWellFormed(): string;
+}
+
 /** `"Title"\nbody` → title without quotes; a contents without a newline has no title. */
 export function splitTitleLine(contents: string): { title: string; bodyStart: number } {
   const nl = contents.indexOf('\n');
@@ -227,7 +256,40 @@ function optionalMetadata(rec: Record<string, unknown>, where: string): Metadata
   const v = rec['metadata'];
   if (v === undefined || v === null) return undefined;
   if (!isObject(v)) throw new RetrieverError('BAD_INPUT', `${where}: "metadata" must be a JSON object`);
+  const depth = nestingDepth(v);
+  if (depth > MAX_METADATA_DEPTH) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `${where}: "metadata" is nested ${depth} levels deep; at most ${MAX_METADATA_DEPTH} are stored: flatten it`,
+    );
+  }
   return v;
+}
+
+/** Metadata is stored and returned as JSON: a few levels serve any filter or display; thousands overflowed the stack. */
+const MAX_METADATA_DEPTH = 32;
+
+/** How deep objects and arrays nest in `v`, counted without recursion (and stopping past the limit). */
+function nestingDepth(v: unknown): number {
+  let max = 0;
+  const stack: Array<[unknown, number]> = [[v, 1]];
+  while (stack.length > 0) {
+    const [x, d] = stack.pop() as [unknown, number];
+    if (typeof x !== 'object' || x === null) continue;
+    if (d > max) max = d;
+    if (max > MAX_METADATA_DEPTH) break;
+    for (const child of Object.values(x)) stack.push([child, d + 1]);
+  }
+  return max;
+}
+
+/** A record JSON.parse could not read for its nesting alone. */
+function tooDeep(where: string, err: RangeError): RetrieverError {
+  return new RetrieverError(
+    'BAD_INPUT',
+    `${where}: nested too deeply to read (${err.message}): flatten the record's metadata`,
+    { cause: err },
+  );
 }
 
 function withMetadata(doc: SourceDocument, metadata: Metadata | undefined): SourceDocument {

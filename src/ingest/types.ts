@@ -27,4 +27,6 @@ export interface ReadOptions {
   hash?: { update(data: Uint8Array): unknown };
   /** Called for each record that had no id and was numbered by its position instead. */
   onMissingId?: (where: string) => void;
+  /** Called for each record whose strings held lone surrogates (replaced by U+FFFD, see readers.ts). */
+  onIllFormed?: (where: string) => void;
 }
