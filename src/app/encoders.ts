@@ -139,6 +139,9 @@ function checkCompatible(c: ServedCorpus, enc: Encoder, flags: EncoderFlags): vo
   if (m.dim !== s.dim) problems.push(`dimension ${m.dim} vs ${s.dim}`);
   if (m.model_sha256 !== s.modelSha256)
     problems.push(`model file sha256 ${m.model_sha256.slice(0, 12)}… vs ${s.modelSha256.slice(0, 12)}…`);
+  // indexes built before the tokenizer was recorded are checked by the model file alone
+  if (m.tokenizer_sha256 !== undefined && m.tokenizer_sha256 !== s.tokenizerSha256)
+    problems.push(`tokenizer.json sha256 ${m.tokenizer_sha256.slice(0, 12)}… vs ${s.tokenizerSha256.slice(0, 12)}…`);
   if (m.query_prefix !== s.queryPrefix || m.passage_prefix !== s.passagePrefix) problems.push('prefixes differ');
   if (m.pooling !== s.pooling) problems.push(`pooling ${m.pooling} vs ${s.pooling}`);
   if (m.max_length !== s.maxLength) problems.push(`max_length ${m.max_length} vs ${s.maxLength}`);

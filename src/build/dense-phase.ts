@@ -128,6 +128,7 @@ async function runDense(
         model: s.model,
         variant: s.variant,
         model_sha256: s.modelSha256,
+        tokenizer_sha256: s.tokenizerSha256,
         dim: s.dim,
         query_prefix: s.queryPrefix,
         passage_prefix: s.passagePrefix,

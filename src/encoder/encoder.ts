@@ -22,6 +22,8 @@ export interface EncoderSettings {
   model: string;
   variant: string;
   modelSha256: string;
+  /** sha256 of tokenizer.json. */
+  tokenizerSha256: string;
   dim: number;
   queryPrefix: string;
   passagePrefix: string;

@@ -134,6 +134,7 @@ export async function openEncoder(
     model,
     files: m.files,
     modelSha256: m.sha256,
+    tokenizerSha256: hashFile(m.files.tokenizer),
     device: choice.device,
     threads: choice.threads,
     batchSize: choice.batchSize,

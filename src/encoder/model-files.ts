@@ -1,6 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
+import { checkModelFile, MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, readModelFile } from './read-model-file.js';
 
 /**
  * A Hugging Face ONNX export on disk (the Xenova/optimum layout):
@@ -75,31 +76,50 @@ export function resolveModelDir(dir: string, variant: string): ModelFiles {
       `model directory ${dir} is missing ${missing.join(', ')}: expected a Hugging Face ONNX export (onnx/model*.onnx, tokenizer.json, config.json)`,
     );
   }
-  let config: { hidden_size?: number; max_position_embeddings?: number };
+  checkModelFile(need.onnx);
+  checkModelFile(need.tokenizer, MAX_TOKENIZER_BYTES);
+  let config: { hidden_size?: unknown; max_position_embeddings?: unknown };
   try {
-    config = JSON.parse(readFileSync(need.config, 'utf8')) as typeof config;
+    config = JSON.parse(readModelFile(need.config, MAX_CONFIG_BYTES)) as typeof config;
   } catch (err) {
+    if (err instanceof RetrieverError) throw err;
     throw new RetrieverError('MODEL', `cannot read ${need.config}: ${(err as Error).message}`, { cause: err });
   }
-  if (!Number.isInteger(config.hidden_size)) {
-    throw new RetrieverError('MODEL', `${need.config} has no integer hidden_size`);
-  }
+  if (typeof config !== 'object' || config === null)
+    throw new RetrieverError('MODEL', `${need.config} is not a JSON object`);
+  const hiddenSize = positiveInt(config.hidden_size, need.config, 'hidden_size', 65_536);
+  const maxPositions =
+    config.max_position_embeddings === undefined
+      ? 512
+      : positiveInt(config.max_position_embeddings, need.config, 'max_position_embeddings', 1 << 20);
   return {
     dir,
     variant: rel,
     ...need,
-    hiddenSize: config.hidden_size as number,
-    maxPositions: config.max_position_embeddings ?? 512,
+    hiddenSize,
+    maxPositions,
     ...(existsSync(join(dir, 'modules.json')) ? { sentenceTransformers: readSentenceTransformers(dir) } : {}),
   };
+}
+
+/** A model setting that must be a positive integer (a 0 or negative window made every query return the same passage). */
+function positiveInt(v: unknown, path: string, key: string, max: number): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1 || v > max) {
+    throw new RetrieverError(
+      'MODEL',
+      `${path}: "${key}" must be an integer from 1 to ${max}, got ${JSON.stringify(v)?.slice(0, 40)}: the model directory is damaged or not a BERT export`,
+    );
+  }
+  return v;
 }
 
 function readJson(path: string): Record<string, unknown> | undefined {
   if (!existsSync(path)) return undefined;
   try {
-    const v = JSON.parse(readFileSync(path, 'utf8')) as unknown;
+    const v = JSON.parse(readModelFile(path, MAX_CONFIG_BYTES)) as unknown;
     if (v !== null && typeof v === 'object') return v as Record<string, unknown>;
   } catch (err) {
+    if (err instanceof RetrieverError) throw err;
     throw new RetrieverError('MODEL', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
   }
   throw new RetrieverError('MODEL', `${path} is not a JSON object`);
@@ -108,7 +128,13 @@ function readJson(path: string): Record<string, unknown> | undefined {
 /** Reads a sentence-transformers model's pooling, normalisation, window and prompts. */
 export function readSentenceTransformers(dir: string): SentenceTransformersConfig {
   const modulesPath = join(dir, 'modules.json');
-  const modules = JSON.parse(readFileSync(modulesPath, 'utf8')) as unknown;
+  let modules: unknown;
+  try {
+    modules = JSON.parse(readModelFile(modulesPath, MAX_CONFIG_BYTES));
+  } catch (err) {
+    if (err instanceof RetrieverError) throw err;
+    throw new RetrieverError('MODEL', `cannot read ${modulesPath}: ${(err as Error).message}`, { cause: err });
+  }
   if (!Array.isArray(modules)) throw new RetrieverError('MODEL', `${modulesPath} is not a JSON list of modules`);
   const types = modules.map((m) => String((m as { type?: unknown }).type ?? ''));
   const poolingModule = modules.find((m) => String((m as { type?: unknown }).type).endsWith('.Pooling')) as
@@ -127,8 +153,10 @@ export function readSentenceTransformers(dir: string): SentenceTransformersConfi
       );
     }
   }
-  const bert = readJson(join(dir, 'sentence_bert_config.json'));
-  if (typeof bert?.['max_seq_length'] === 'number') out.maxSeqLength = bert['max_seq_length'];
+  const bertPath = join(dir, 'sentence_bert_config.json');
+  const bert = readJson(bertPath);
+  if (bert?.['max_seq_length'] !== undefined)
+    out.maxSeqLength = positiveInt(bert['max_seq_length'], bertPath, 'max_seq_length', 1 << 20);
   const st = readJson(join(dir, 'config_sentence_transformers.json'));
   const prompts = (st?.['prompts'] ?? {}) as Record<string, unknown>;
   const prompt = (...keys: string[]): string | undefined => {

@@ -14,6 +14,7 @@ export interface OnnxEncoderOptions {
   model: string;
   files: ModelFiles;
   modelSha256: string;
+  tokenizerSha256: string;
   device: Device;
   /** ONNX Runtime intra-op threads; 0 = one per core. */
   threads: number;
@@ -54,6 +55,7 @@ export class OnnxEncoder implements Encoder {
       model: opts.model,
       variant: opts.files.variant,
       modelSha256: opts.modelSha256,
+      tokenizerSha256: opts.tokenizerSha256,
       dim,
       queryPrefix: opts.queryPrefix,
       passagePrefix: opts.passagePrefix,

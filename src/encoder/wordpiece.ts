@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { RetrieverError } from '../errors.js';
+import { MAX_TOKENIZER_BYTES, readModelFile } from './read-model-file.js';
 import {
   forEachBertWord,
   isBertDroppedChar,
@@ -81,12 +81,19 @@ export class WordPieceTokenizer {
   static fromFile(path: string): WordPieceTokenizer {
     let json: TokenizerJson;
     try {
-      json = JSON.parse(readFileSync(path, 'utf8')) as TokenizerJson;
+      json = JSON.parse(readModelFile(path, MAX_TOKENIZER_BYTES)) as TokenizerJson;
     } catch (err) {
+      if (err instanceof RetrieverError) throw err;
       throw new RetrieverError('MODEL', `cannot read tokenizer ${path}: ${(err as Error).message}`, { cause: err });
     }
+    if (typeof json !== 'object' || json === null || Array.isArray(json)) {
+      throw new RetrieverError(
+        'MODEL',
+        `${path} is not a tokenizer (a JSON object with a "model"): re-download the model`,
+      );
+    }
     const model = json.model;
-    if (model?.type !== 'WordPiece' || !model.vocab) {
+    if (model?.type !== 'WordPiece' || typeof model.vocab !== 'object' || model.vocab === null) {
       throw new RetrieverError(
         'MODEL',
         `${path}: model type "${model?.type ?? 'none'}" is not supported; retriever-mcp reads BERT WordPiece tokenizers`,

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { RetrieverError } from '../errors.js';
 import { builtFileUrl } from '../util/built-file.js';
-import { forEachFileChunk } from '../util/hash-file.js';
+import { forEachFdChunk, forEachFileChunk } from '../util/hash-file.js';
 import type { FileRecord } from './manifest.js';
 
 /**
@@ -131,30 +131,39 @@ export function verifyFiles(
   mode: VerifyMode | 'inner',
   fixHint: string,
   samples = 8,
+  /** Descriptors to read instead of opening each file by name (the background pass, see below). */
+  fds?: Readonly<Record<string, number>>,
 ): void {
   if (mode === 'sizes') return; // sizes were checked when the manifest was read
   for (const [name, rec] of Object.entries(files)) {
     const path = join(dir, name);
-    if (!rec.blocks) {
-      if (mode !== 'sample' && fingerprintFile(path).sha256 !== rec.sha256) throw corrupt(path, fixHint);
-      continue;
-    }
-    const n = rec.blocks.length;
-    const which =
-      mode === 'full'
-        ? [...Array(n).keys()]
-        : mode === 'inner'
-          ? [...Array(Math.max(0, n - 2)).keys()].map((b) => b + 1)
-          : pickBlocks(n, samples);
-    const fd = openSync(path, 'r');
+    const held = fds?.[name];
+    const fd = held ?? openSync(path, 'r');
     try {
+      if (!rec.blocks) {
+        if (mode !== 'sample' && fingerprintFd(fd).sha256 !== rec.sha256) throw corrupt(path, fixHint);
+        continue;
+      }
+      const n = rec.blocks.length;
+      const which =
+        mode === 'full'
+          ? [...Array(n).keys()]
+          : mode === 'inner'
+            ? [...Array(Math.max(0, n - 2)).keys()].map((b) => b + 1)
+            : pickBlocks(n, samples);
       for (const b of which) {
         if (blockHash(fd, b, rec.bytes) !== rec.blocks[b]) throw corrupt(path, fixHint, b);
       }
     } finally {
-      closeSync(fd);
+      if (held === undefined) closeSync(fd);
     }
   }
+}
+
+function fingerprintFd(fd: number): { sha256: string } {
+  const whole = createHash('sha256');
+  forEachFdChunk(fd, (chunk) => whole.update(chunk));
+  return { sha256: whole.digest('hex') };
 }
 
 /** A check of every block running on a worker thread; `done` rejects with INDEX_CORRUPT (or IO) on the first mismatch. */
@@ -178,12 +187,28 @@ export function verifyFilesInBackground(
   if (Object.values(files).every((rec) => rec.blocks !== undefined && rec.blocks.length <= 2)) {
     return { done: Promise.resolve(), stop: async () => undefined };
   }
+  // the files are opened now, beside the ones being served, and hashed through these descriptors:
+  // a rebuild that swaps in a new build (and removes this one's directory) while the pass runs
+  // never has its files judged by this build's manifest
+  const fds: Record<string, number> = {};
+  try {
+    for (const name of Object.keys(files)) fds[name] = openSync(join(dir, name), 'r');
+  } catch (err) {
+    for (const fd of Object.values(fds)) closeSync(fd);
+    throw new RetrieverError('IO', `cannot open the index files in ${dir}: ${(err as Error).message}`, { cause: err });
+  }
+  let open = true;
+  const release = (): void => {
+    if (!open) return; // once: a descriptor number closed twice may by then be another file's
+    open = false;
+    for (const fd of Object.values(fds)) closeSync(fd);
+  };
   const worker = new Worker(builtFileUrl('./verify-worker.js', import.meta.url), {
-    workerData: { dir, files, fixHint },
+    workerData: { dir, files, fixHint, fds },
   });
   worker.unref();
   let stopped = false;
-  const done = new Promise<void>((resolve, reject) => {
+  const checked = new Promise<void>((resolve, reject) => {
     worker.once('message', (m: { ok: true } | { ok: false; code: string; message: string }) => {
       if (m.ok) resolve();
       else reject(new RetrieverError(m.code === 'INDEX_CORRUPT' ? 'INDEX_CORRUPT' : 'IO', m.message));
@@ -195,11 +220,15 @@ export function verifyFilesInBackground(
       if (!stopped) reject(new RetrieverError('IO', `the checksum thread for ${dir} exited (code ${code}) early`));
     });
   });
+  // the descriptors close once the thread is done with them, however it ends
+  const done = checked.finally(release);
+  done.catch(() => undefined); // the caller's `done` handler reports a failure
   return {
     done,
     stop: async () => {
       stopped = true;
       await worker.terminate();
+      release();
     },
   };
 }

@@ -21,6 +21,8 @@ export interface DenseManifest {
     model: string;
     variant: string;
     model_sha256: string;
+    /** sha256 of tokenizer.json: the same ONNX file with other token ids gives other vectors (absent before 0.1.0's last builds). */
+    tokenizer_sha256?: string;
     dim: number;
     query_prefix: string;
     passage_prefix: string;

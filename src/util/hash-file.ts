@@ -8,15 +8,20 @@ import { closeSync, openSync, readSync } from 'node:fs';
 export function forEachFileChunk(path: string, onChunk: (chunk: Buffer) => void): void {
   const fd = openSync(path, 'r');
   try {
-    const buf = Buffer.allocUnsafe(1 << 22);
-    for (let pos = 0; ;) {
-      const n = readSync(fd, buf, 0, buf.length, pos);
-      if (n === 0) break;
-      onChunk(buf.subarray(0, n));
-      pos += n;
-    }
+    forEachFdChunk(fd, onChunk);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** forEachFileChunk over a descriptor already open (positioned reads: the descriptor's offset is left alone). */
+export function forEachFdChunk(fd: number, onChunk: (chunk: Buffer) => void): void {
+  const buf = Buffer.allocUnsafe(1 << 22);
+  for (let pos = 0; ;) {
+    const n = readSync(fd, buf, 0, buf.length, pos);
+    if (n === 0) break;
+    onChunk(buf.subarray(0, n));
+    pos += n;
   }
 }
 

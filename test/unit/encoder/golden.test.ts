@@ -22,6 +22,7 @@ describe.skipIf(!HAS_SHARED)('tiny-e5 golden ids and vectors (real ONNX session)
       model: 'tiny-e5',
       files: resolveModelDir(dir, 'fp32'),
       modelSha256: 'test',
+      tokenizerSha256: 'test',
       device: 'cpu',
       threads: 1,
       batchSize: 3,

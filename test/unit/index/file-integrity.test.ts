@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { openSync, closeSync, writeSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, renameSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -96,5 +96,27 @@ describe('index file fingerprints', () => {
       new Promise((r) => setTimeout(() => r('pending'), 300)),
     ]);
     expect(outcome).toBe('pending');
+  });
+
+  it('hash the files opened with the corpus, never a rebuild swapped in meanwhile', async () => {
+    // Reliability III, item 14: a rebuild published during the pass replaced the files under the
+    // served name, and the pass judged the new build's files by the old manifest ("damaged")
+    const dir = join(tmp.dir, 'swap');
+    mkdirSync(dir);
+    const path = join(dir, 'three.bin');
+    const bytes = Buffer.alloc(2 * BLOCK_BYTES + 2 ** 20);
+    for (let i = 0; i < bytes.length; i += 4096) bytes.writeUInt32LE((i * 7919) >>> 0, i);
+    writeFileSync(path, bytes);
+    const files = { 'three.bin': fingerprintFile(path) };
+    const check = verifyFilesInBackground(dir, files, 'rebuild it');
+    // the new build's file, renamed over the old name (as the symlink swap and removal of the old build do)
+    bytes.writeUInt32LE(0xdeadbeef, BLOCK_BYTES + 64);
+    writeFileSync(`${path}.new`, bytes);
+    renameSync(`${path}.new`, path);
+    await expect(check.done).resolves.toBeUndefined();
+    // the same pass started after the swap does see the other file
+    await expect(verifyFilesInBackground(dir, files, 'rebuild it').done).rejects.toMatchObject({
+      code: 'INDEX_CORRUPT',
+    });
   });
 });
