@@ -270,7 +270,7 @@ function heapLimitMb(): number {
 function retrieverSetup(args: ServeArgs, log: Logger): RetrieverSetup {
   const cacheMb = resultCacheBudgetMb(heapLimitMb(), args['cache-mb']);
   if (args['cache-mb'] === undefined)
-    log.info(
+    log.debug(
       `result cache: up to ${cacheMb} MiB (a quarter of this process's ${heapLimitMb()} MiB heap, at most ${DEFAULTS.resultCacheMb}; --cache-mb sets it)`,
     );
   return {

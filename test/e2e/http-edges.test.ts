@@ -66,7 +66,7 @@ describe('HTTP edges', () => {
 
 describe('the result cache fits the heap the process has', () => {
   it('a 192 MB heap gets a cache it can hold, and survives distinct top-100 answers and large batches', async () => {
-    const s = await startHttpServer(['--corpus', 'c', '--index-dir', indexDir], {
+    const s = await startHttpServer(['--corpus', 'c', '--index-dir', indexDir, '--log-level', 'debug'], {
       NODE_OPTIONS: '--max-old-space-size=192',
     });
     try {

@@ -58,6 +58,7 @@ export class McpHttp {
         return;
       }
       await s.transport.handleRequest(req, res, body);
+      pruneAnswered(s.transport);
       return;
     }
     if (!this.opts.stateless && req.method === 'POST' && isInitialize(body) && !this.sessions.full) {
@@ -95,10 +96,7 @@ export class McpHttp {
     const server = this.makeServer();
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
-      // Answers go out as one-event SSE streams: SDK 1.32.2's JSON-response mode keeps an entry per
-      // request in the session's transport (resolved, never deleted; fixed in the 2.x line), so a
-      // long session grew tens of KB a call until the heap ran out (RELIABILITY.md "Long sessions")
-      enableJsonResponse: false,
+      enableJsonResponse: true,
       onsessioninitialized: (id) => this.sessions.add(id, { transport, server, lastUsed: Date.now() }),
     });
     transport.onclose = () => {
@@ -106,7 +104,33 @@ export class McpHttp {
     };
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
+    pruneAnswered(transport);
   }
+}
+
+/** The fields of SDK 1.32.2's web-standard transport that `pruneAnswered` reads. */
+interface JsonModeMaps {
+  _streamMapping?: Map<string, { resolveJson?: unknown }>;
+  _requestToStreamMapping?: Map<unknown, string>;
+}
+
+/**
+ * SDK 1.32.2's JSON-response mode resolves each request's entry in the
+ * session transport's `_streamMapping` and never deletes it (the 2.x line
+ * does, with `stream.cleanup()` after `resolveJson`): one long session kept
+ * tens of KB a call until the heap ran out. An entry no pending request
+ * points at any more is answered, and is deleted here. Private fields of a
+ * pinned SDK, as `_onrequest` in mcp-stateless.ts; answering in SSE instead
+ * avoided them but made the SDK's own client keep an abort listener a call.
+ * test/e2e/mcp-long-session.test.ts fails if an upgrade changes them.
+ */
+function pruneAnswered(transport: StreamableHTTPServerTransport): void {
+  const inner = (transport as unknown as { _webStandardTransport?: JsonModeMaps })._webStandardTransport;
+  const streams = inner?._streamMapping;
+  const pending = inner?._requestToStreamMapping;
+  if (!streams || !pending) return;
+  const live = new Set(pending.values());
+  for (const [id, stream] of streams) if (stream.resolveJson !== undefined && !live.has(id)) streams.delete(id);
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
