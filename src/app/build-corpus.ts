@@ -96,7 +96,7 @@ export async function buildCorpus(options: BuildCorpusOptions): Promise<BuildSum
   if (!name || !format || (!o.input && !preset)) {
     throw new RetrieverError(
       'BAD_INPUT',
-      'build-index needs --corpus PRESET, or --name, --input and --format (see build-index --help)',
+      'retriever-mcp build needs --corpus PRESET, or --name, --input and --format (see retriever-mcp build --help)',
     );
   }
   if (o.input) checkInputFile(o.input, '--input');

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { Encoder } from '../encoder/encoder.js';
 import { openEncoder, sourceLabel, type EncoderChoice } from '../encoder/load-encoder.js';
@@ -44,6 +45,7 @@ export async function openCorpusEncoders(
     g.corpora.push(c);
     groups.set(key, g);
   }
+  if (groups.size === 0 && (flags.modelPath !== undefined || flags.model !== undefined)) unusedModel(flags, log);
   const encoders = new Map<string, Encoder>();
   const all: Encoder[] = [];
   try {
@@ -61,6 +63,19 @@ export async function openCorpusEncoders(
     throw err;
   }
   return { encoders, all };
+}
+
+/** A model named for indexes that have no dense arm: a path that does not exist is an error, any other a warning. */
+function unusedModel(flags: EncoderFlags, log: Logger): void {
+  if (flags.modelPath !== undefined && !existsSync(flags.modelPath)) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `--model-path ${flags.modelPath} does not exist (and no served index has a dense arm, so no model is needed: leave the flag out)`,
+    );
+  }
+  log.warn(
+    `${flags.modelPath !== undefined ? '--model-path' : '--model'} is not used: no served index has a dense arm (built with --no-dense)`,
+  );
 }
 
 /** The index's rebuild command with the model flags the server was given in place of its own. */

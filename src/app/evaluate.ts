@@ -52,6 +52,15 @@ export async function evaluate(
       retriever.modeFor(corpus, m);
     }
     const picked = o.limit !== undefined ? queries.slice(0, o.limit) : queries;
+    const dense = modes.filter((m) => m !== 'bm25');
+    if (dense.length > 0 && corpus.manifest.dense) {
+      // every query goes through the encoder once per dense mode (the evaluation runs without caches)
+      setup.log.warn(
+        `encoding ${picked.length.toLocaleString('en')} queries with ${corpus.manifest.dense.encoder.model} for each of ` +
+          `${dense.join(' and ')} (${(picked.length * dense.length).toLocaleString('en')} in all), on ${setup.encoder.device}: ` +
+          'this can take a while on a CPU; --limit N or --mode bm25 runs fewer',
+      );
+    }
     const t0 = performance.now();
     const rows = await runEval(picked, {
       retriever,

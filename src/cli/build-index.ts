@@ -6,6 +6,7 @@ import { CHUNK_SIZE_BY_FORMAT, DEFAULTS } from '../config.js';
 import { CORPUS_FORMATS, type CorpusFormat } from '../core/contracts.js';
 import { ANN_DEFAULTS_HELP, DEFAULT_QUANTIZATION } from '../index/dense/ann.js';
 import { redactSecrets, RetrieverError } from '../errors.js';
+import { TOOL_VERSION } from '../version.js';
 import { cliLogger, exitWhenDone, failUsage, runMain } from './boundary.js';
 import {
   backendNodes,
@@ -21,7 +22,7 @@ let PROG = 'build-index';
 const E = DEFAULTS.encoder;
 
 /** Every flag, with its default from config.ts (help text quotes the same values). */
-const BUILD_OPTIONS = {
+export const BUILD_OPTIONS = {
   corpus: { type: 'string', describe: 'a preset from corpora/: wiki18, multihop, graphrag-medical, graphrag-novel' },
   'import-vectors': {
     type: 'boolean',
@@ -161,7 +162,7 @@ async function parse(argv: string[]) {
     .strict()
     .fail(failUsage(PROG))
     .help()
-    .version(false)
+    .version(TOOL_VERSION)
     .parseAsync();
 }
 
@@ -191,7 +192,7 @@ async function push(args: BuildArgs, nodes: string[]): Promise<void> {
   checkInt('--backend-replicas', args['backend-replicas'], 0, 16);
   const dirFlag = args['index-dir'] !== DEFAULTS.indexDir ? ` --index-dir ${shellQuote(args['index-dir'])}` : '';
   const shown = redactSecrets(shellQuote(nodes.join(',')));
-  interruptHint = `the push keeps what reached the engine; resume it with: ${PROG} --name ${name}${dirFlag} --backend ${shown}`;
+  interruptHint = `the push keeps what reached the engine; resume it with: ${BUILD_COMMAND} --name ${name}${dirFlag} --backend ${shown}`;
   const { pushToEngine } = await import('../app/push-corpus.js');
   const r = await pushToEngine({
     nodes,
@@ -309,8 +310,12 @@ function denseOptions(args: BuildArgs): DenseBuildOptions {
  */
 function rebuildCommand(argv: string[]): string {
   const kept = argv.filter((a) => a !== '--resume' && a !== '--no-progress' && a !== '--quiet');
-  return redactSecrets([PROG, ...kept.map(shellQuote)].join(' '));
+  // always the name no other npm package can shadow (`npx build-index` is someone else's package)
+  return redactSecrets([BUILD_COMMAND, ...kept.map(shellQuote)].join(' '));
 }
+
+/** What every hint calls the build command, however this one was started. */
+const BUILD_COMMAND = 'retriever-mcp build';
 
 /**
  * Runs the command; `as` names it (`retriever-mcp build`) in help, errors and

@@ -1,6 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { DEFAULTS } from '../config.js';
+import { TOOL_VERSION } from '../version.js';
 import type { EvalSetup } from '../app/evaluate.js';
 import type { AnnRecallReport } from '../eval/ann-recall.js';
 import { EVAL_FORMATS, type EvalFormat } from '../eval/queries.js';
@@ -53,7 +54,7 @@ async function parse(argv: string[]) {
     .strict()
     .fail(failUsage(PROG))
     .help()
-    .version(false)
+    .version(TOOL_VERSION)
     .parseAsync();
 }
 

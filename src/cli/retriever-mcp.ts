@@ -3,6 +3,8 @@ import { hideBin } from 'yargs/helpers';
 import { getHeapStatistics } from 'node:v8';
 import { DEFAULTS, maxResultCacheMb, readEnv, resultCacheBudgetMb } from '../config.js';
 import { RetrieverError } from '../errors.js';
+import { getPreset } from '../presets/presets.js';
+import { TOOL_VERSION } from '../version.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
 import { isLoopbackName, LOOPBACK_HOST_NAMES } from '../server/transports/http/http-util.js';
 import type { EncoderFlags } from '../app/encoders.js';
@@ -22,13 +24,13 @@ import {
 
 const PROG = 'retriever-mcp';
 
-const SERVE_OPTIONS = {
+export const SERVE_OPTIONS = {
   corpus: { type: 'string', array: true, demandOption: true, describe: 'corpus to serve (repeatable)' },
   'index-dir': { type: 'string', default: DEFAULTS.indexDir, describe: 'where indexes live' },
   backend: {
     type: 'string',
     describe:
-      'serve the corpora from an OpenSearch cluster: its node URLs, comma-separated (pushed there by build-index --backend)',
+      'serve the corpora from an OpenSearch cluster: its node URLs, comma-separated (pushed there by retriever-mcp build --backend)',
   },
   transport: {
     choices: ['stdio', 'http'] as const,
@@ -130,7 +132,8 @@ const SERVE_OPTIONS = {
   },
   'auth-token': {
     type: 'string',
-    describe: 'require "Authorization: Bearer TOKEN" on every route but /health (or set RETRIEVER_MCP_TOKEN)',
+    describe:
+      'require "Authorization: Bearer TOKEN" on every route but /health and /ready, which answer probes without it (/ready then gives its status alone); or set RETRIEVER_MCP_TOKEN',
   },
   'allowed-origins': {
     type: 'string',
@@ -162,13 +165,14 @@ export async function main(argv: string[]): Promise<void> {
       exitWhenDone(`${PROG} eval`);
     }
   }
+  refuseSseTransport(argv);
   const args = await parse(argv);
   checkFlags(args);
   const log = cliLogger(args['log-level'] as LogLevel);
   warnIgnoredFlags(argv, args.transport, log);
   const { serve } = await import('../app/serve.js');
   await serve({
-    ...retrieverSetup(args, log),
+    ...retrieverSetup(args, log, flagGiven(argv, 'top-k')),
     maxBatchQueries: DEFAULTS.maxBatchQueries,
     transport: args.transport,
     http: httpConfig(args, log),
@@ -182,14 +186,14 @@ async function parse(argv: string[]) {
   return yargs(argv)
     .scriptName(PROG)
     .usage(
-      '$0 --corpus NAME [--corpus NAME2 ...] [options]\n$0 build --corpus PRESET | --name NAME --input PATH --format FORMAT\n$0 eval --corpus NAME --queries FILE --format FORMAT\n\nServe corpora to MCP clients (stdio by default), build an index with `build` (the same as build-index), or score retrieval with `eval`.',
+      '$0 --corpus NAME [--corpus NAME2 ...] [options]\n$0 build --corpus PRESET | --name NAME --input PATH --format FORMAT\n$0 eval --corpus NAME --queries FILE --format FORMAT\n\nServe corpora to MCP clients (stdio by default), build an index with `build`, or score retrieval with `eval`.',
     )
     .options(SERVE_OPTIONS)
     .options(ENCODER_RUNTIME_OPTIONS)
     .strict()
     .fail(failUsage(PROG))
     .help()
-    .version(false)
+    .version(TOOL_VERSION)
     .parseAsync();
 }
 
@@ -210,13 +214,31 @@ const HTTP_ONLY_FLAGS = [
   'cors-origins',
 ] as const;
 
+/** `--transport sse` is a guess at the legacy transport: say where it is served. */
+function refuseSseTransport(argv: readonly string[]): void {
+  const i = argv.findIndex((a) => a === '--transport' || a.startsWith('--transport='));
+  const value = i < 0 ? undefined : argv[i]?.includes('=') ? argv[i]?.split('=')[1] : argv[i + 1];
+  if (value === 'sse') {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      '--transport sse: the legacy SSE transport is served by --transport http, at GET /sse and POST /messages, ' +
+        'beside Streamable HTTP at /mcp and the REST routes on the same port',
+    );
+  }
+}
+
+function flagGiven(argv: readonly string[], flag: string): boolean {
+  return argv.some((a) => a === `--${flag}` || a.startsWith(`--${flag}=`));
+}
+
 /** A flag the chosen transport ignores is most likely a forgotten --transport http: say so. */
 function warnIgnoredFlags(argv: readonly string[], transport: string, log: Logger): void {
   if (transport === 'http') return;
   const given = HTTP_ONLY_FLAGS.filter((f) => argv.some((a) => a === `--${f}` || a.startsWith(`--${f}=`)));
   if (given.length > 0) {
     log.warn(
-      `${given.map((f) => `--${f}`).join(', ')} only apply to --transport http; serving over stdio, they are ignored`,
+      `${given.map((f) => `--${f}`).join(', ')} ${given.length === 1 ? 'applies' : 'apply'} only to --transport http; ` +
+        `serving over stdio, ${given.length === 1 ? 'it is' : 'they are'} ignored`,
     );
   }
 }
@@ -267,7 +289,17 @@ function heapLimitMb(): number {
   return Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20);
 }
 
-function retrieverSetup(args: ServeArgs, log: Logger): RetrieverSetup {
+/** The presets' own default top-k, for the served corpora that are presets. */
+function presetTopKs(names: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const name of names) {
+    const k = getPreset(name)?.top_k;
+    if (k !== undefined) out[name] = k;
+  }
+  return out;
+}
+
+function retrieverSetup(args: ServeArgs, log: Logger, topKGiven: boolean): RetrieverSetup {
   const cacheMb = resultCacheBudgetMb(heapLimitMb(), args['cache-mb']);
   if (args['cache-mb'] === undefined)
     log.debug(
@@ -278,6 +310,8 @@ function retrieverSetup(args: ServeArgs, log: Logger): RetrieverSetup {
     indexDir: args['index-dir'],
     retriever: {
       topK: args['top-k'],
+      // a preset serves its own default top-k (multihop 4, graphrag 5) unless --top-k says otherwise
+      ...(topKGiven ? {} : { topKByCorpus: presetTopKs(args.corpus) }),
       maxTopK: args['max-top-k'],
       maxQueryChars: DEFAULTS.maxQueryChars,
       candidates: args.candidates,
@@ -374,7 +408,7 @@ function firstRunBuilder(args: ServeArgs, log: Logger): (name: string, signal: A
       dense: defaultDenseOptions(encoderFlags(args)),
       // a first run stopped part way (the server was restarted) goes on where it stopped
       resume: true,
-      rebuildCommand: ['build-index', '--corpus', name, '--index-dir', args['index-dir'], ...flags]
+      rebuildCommand: ['retriever-mcp', 'build', '--corpus', name, '--index-dir', args['index-dir'], ...flags]
         .map(shellQuote)
         .join(' '),
       hub: hubConfig(args, log, true),

@@ -21,5 +21,15 @@ export function formatEvalTable(rows: EvalRow[], ks: number[]): string {
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] as string).length)));
   const fmt = (cells: string[]): string => `| ${cells.map((c, i) => c.padEnd(widths[i] as number)).join(' | ')} |`;
-  return [fmt(header), fmt(widths.map((w) => '-'.repeat(w))), ...lines.map(fmt)].join('\n');
+  const table = [fmt(header), fmt(widths.map((w) => '-'.repeat(w))), ...lines.map(fmt)].join('\n');
+  const notes = [
+    'skipped: queries with nothing to judge by (no gold title, answer or evidence text), left out of every mean.',
+    ...(present.includes('unanswerable')
+      ? [
+          'unanswerable: the share of queries whose evidence no chunk of the corpus contains (at the --evidence-threshold); ' +
+            'R@k, MRR and nDCG are means over the others, cov@k over all.',
+        ]
+      : []),
+  ];
+  return `${table}\n\n${notes.join('\n')}`;
 }

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { redactSecrets, RetrieverError } from '../errors.js';
+import { editDistance } from '../util/edit-distance.js';
 import { Bm25Pool } from '../index/bm25/bm25-pool.js';
 import { Bm25Searcher } from '../index/bm25/bm25-searcher.js';
 import type { SearchWorkerInit } from '../index/bm25/bm25-search-worker.js';
@@ -49,7 +50,7 @@ export interface IntegrityChecked {
 export function fixHintFor(name: string, manifest?: Manifest, indexDir?: string): string {
   if (manifest?.rebuild_command) return `rebuild it with \`${redactSecrets(manifest.rebuild_command)}\``;
   const dirFlag = indexDir !== undefined ? ` --index-dir ${shellQuote(indexDir)}` : '';
-  return `build it with \`build-index --name ${name} --input PATH --format FORMAT${dirFlag}\` (see README)`;
+  return `build it with \`retriever-mcp build --name ${name} --input PATH --format FORMAT${dirFlag}\` (see README)`;
 }
 
 /** The built indexes in `indexDir` (names with a manifest), sorted. */
@@ -89,22 +90,6 @@ function closest(name: string, names: readonly string[]): string | undefined {
   if (best === undefined) return undefined;
   const prefix = name.length >= 4 && best.toLowerCase().startsWith(name.toLowerCase().slice(0, 4));
   return bestD <= 2 || prefix ? best : undefined;
-}
-
-function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(
-        (prev[j] as number) + 1,
-        (cur[j - 1] as number) + 1,
-        (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
-    }
-    prev = cur;
-  }
-  return prev[b.length] as number;
 }
 
 /**

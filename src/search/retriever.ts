@@ -14,6 +14,8 @@ import type { ChunkFilter, QueryEncoder } from '../core/contracts.js';
 export interface RetrieverOptions {
   /** Hits returned when the request names no top_k. */
   topK: number;
+  /** Per corpus, hits returned when the request names no top_k (a preset's own, e.g. multihop 4), over `topK`. */
+  topKByCorpus?: Readonly<Record<string, number>>;
   maxTopK: number;
   maxQueryChars: number;
   /** Candidates each arm retrieves before fusion (≥ top_k). */
@@ -114,8 +116,13 @@ export class Retriever {
     return m;
   }
 
-  checkTopK(topK: number | undefined, name = 'top_k'): number {
-    const k = topK ?? this.opts.topK;
+  /** The top_k a request to `corpus` gets when it names none. */
+  defaultTopK(corpus?: string): number {
+    return (corpus !== undefined ? this.opts.topKByCorpus?.[corpus] : undefined) ?? this.opts.topK;
+  }
+
+  checkTopK(topK: number | undefined, name = 'top_k', corpus?: string): number {
+    const k = topK ?? this.defaultTopK(corpus);
     const { min, max } = topKBounds(this.opts.maxTopK);
     if (!Number.isInteger(k) || k < min || k > max) {
       throw new RetrieverError(
@@ -147,7 +154,7 @@ export class Retriever {
   async searchMany(queries: readonly string[], req: Omit<SearchRequest, 'query'>): Promise<SearchResult[]> {
     const corpus = this.corpus(req.corpus);
     const mode = this.modeFor(corpus, req.mode);
-    const topK = this.checkTopK(req.topK, req.topKName);
+    const topK = this.checkTopK(req.topK, req.topKName, corpus.name);
     const texts = queries.map((q) => this.checkQuery(q));
     const parsed = parseFilter(req.filter);
     const keys = texts.map((q) => ResultCache.key(corpus.name, mode, topK, parsed?.key ?? '', q));

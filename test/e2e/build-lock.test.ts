@@ -80,6 +80,6 @@ describe('one build of a name at a time', () => {
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(err).toMatch(/interrupted by SIGINT; nothing was published/);
-    expect(err).toMatch(/Resume with: build-index --name c .* --resume/);
+    expect(err).toMatch(/Resume with: retriever-mcp build --name c .* --resume/);
   }, 60_000);
 });

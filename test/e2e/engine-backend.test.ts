@@ -144,6 +144,9 @@ describe.skipIf(why !== undefined)('engine backend: OpenSearch, three nodes', ()
       const listed = (await call(fromEngine, 'list_corpora', {}))['corpora'] as Array<Record<string, unknown>>;
       expect(listed[0]).toMatchObject({ name: 'news', modes: ['hybrid', 'dense', 'bm25'] });
       expect((listed[0]?.['facets'] as { sources: unknown[] }).sources).toHaveLength(SOURCES.length);
+      // facet values as written ("BBC News", not "bbc news"), as the local index lists them
+      const local = (await call(fromFiles, 'list_corpora', {}))['corpora'] as Array<Record<string, unknown>>;
+      expect(listed[0]?.['facets']).toEqual(local[0]?.['facets']);
     } finally {
       await fromEngine.close();
       await fromFiles.close();

@@ -99,6 +99,11 @@ describe.skipIf(!HAS_SHARED)('corpus presets through a local hub mirror', () => 
       expect(lc.structuredContent).toMatchObject({
         corpora: [{ name: 'multihop', documents: 609, modes: ['hybrid', 'dense', 'bm25'] }],
       });
+      // the preset's own default top_k (corpora/multihop.json: 4), when the call names none
+      const d = (await s.client.callTool({ name: 'search', arguments: { query: 'chip tariffs' } })) as ToolText;
+      expect((d.structuredContent as { results: unknown[] }).results).toHaveLength(4);
+      const { tools } = await s.client.listTools();
+      expect(tools.find((t) => t.name === 'search')?.description).toMatch(/default 4\)/);
     } finally {
       await s.close();
     }
@@ -154,6 +159,30 @@ describe.skipIf(!HAS_SHARED)('corpus presets through a local hub mirror', () => 
     );
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/\| bm25 \| all +\| 200 /);
+    // the columns are explained under the table
+    expect(r.stdout).toMatch(/^skipped: queries with nothing to judge by/m);
+    expect(r.stdout).toMatch(/^unanswerable: the share of queries whose evidence no chunk/m);
+    // a dense evaluation says what it will encode before it starts
+    const dense = await runBinAsync(
+      BIN.server,
+      [
+        'eval',
+        '--corpus',
+        'graphrag-medical',
+        '--index-dir',
+        indexDir,
+        '--cache-dir',
+        cache,
+        '--limit',
+        '20',
+        '--no-progress',
+      ],
+      env(),
+    );
+    expect(dense.status, dense.stderr).toBe(0);
+    expect(dense.stderr).toMatch(
+      /encoding 20 queries with intfloat\/e5-base-v2 for each of hybrid and dense \(40 in all\)/,
+    );
     const out = JSON.parse((await import('node:fs')).readFileSync(json, 'utf8')) as {
       rows: Array<{ mode: string; type: string; metrics: Record<string, number> }>;
     };

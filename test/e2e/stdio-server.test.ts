@@ -184,7 +184,7 @@ describe('retriever-mcp over stdio (real client, real server process)', () => {
     }
   });
 
-  it('refuses to start without an index, naming what exists and the build-index command', () => {
+  it('refuses to start without an index, naming what exists and the build command', () => {
     const r = runBin(BIN.server, ['--corpus', 'absent', '--index-dir', indexDir]);
     expect(r.status).not.toBe(0);
     expect(r.stdout).toBe('');
@@ -192,7 +192,7 @@ describe('retriever-mcp over stdio (real client, real server process)', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/no index absent in .*It holds: news, wiki\./);
     expect(lines[0]).not.toMatch(/Did you mean/);
-    expect(lines[0]).toContain(`build-index --name absent --input PATH --format FORMAT --index-dir ${indexDir}`);
+    expect(lines[0]).toContain(`retriever-mcp build --name absent --input PATH --format FORMAT --index-dir ${indexDir}`);
     const typo = runBin(BIN.server, ['--corpus', 'wikki', '--index-dir', indexDir]);
     expect(typo.stderr).toMatch(/no index wikki in .*Did you mean --corpus wiki\?/);
   });

@@ -44,7 +44,7 @@ interface SearchBody {
 
 /** The hint that ends every "not in the engine" message. */
 function pushHint(name: string, location: string): string {
-  return `push it with \`build-index --name ${name} --backend ${location}\` (after building it locally)`;
+  return `push it with \`retriever-mcp build --name ${name} --backend ${location}\` (after building it locally)`;
 }
 
 /**
@@ -76,7 +76,7 @@ async function open(client: EngineClient, name: string, efSearch: number | undef
   if (entry.state !== 'ready') {
     throw new RetrieverError(
       'INDEX_MISSING',
-      `the push of ${name} to ${client.location} stopped at ${entry.pushed} of ${entry.chunks} chunks: run \`build-index --name ${name} --backend ${client.location}\` again to resume it`,
+      `the push of ${name} to ${client.location} stopped at ${entry.pushed} of ${entry.chunks} chunks: run \`retriever-mcp build --name ${name} --backend ${client.location}\` again to resume it`,
     );
   }
   let manifest: Manifest;
@@ -260,6 +260,8 @@ async function readFacets(client: EngineClient, alias: string): Promise<Facets> 
     aggregations?: {
       sources: { buckets: Array<{ key: string; doc_count: number }> };
       categories: { buckets: Array<{ key: string; doc_count: number }> };
+      source_labels: { buckets: Array<{ key: string; doc_count: number }> };
+      category_labels: { buckets: Array<{ key: string; doc_count: number }> };
       first: { value_as_string?: string };
       last: { value_as_string?: string };
     };
@@ -272,6 +274,9 @@ async function readFacets(client: EngineClient, alias: string): Promise<Facets> 
       aggs: {
         sources: { terms: { field: 'source', size: 50 } },
         categories: { terms: { field: 'category', size: 50 } },
+        // as written (pushes before the label fields have none: the lower-cased values then)
+        source_labels: { terms: { field: 'source_label', size: 50 } },
+        category_labels: { terms: { field: 'category_label', size: 50 } },
         first: { min: { field: 'published_at', format: 'yyyy-MM-dd' } },
         last: { max: { field: 'published_at', format: 'yyyy-MM-dd' } },
       },
@@ -283,8 +288,8 @@ async function readFacets(client: EngineClient, alias: string): Promise<Facets> 
   const first = a.first.value_as_string;
   const last = a.last.value_as_string;
   return {
-    sources: a.sources.buckets.map(bucket),
-    categories: a.categories.buckets.map(bucket),
+    sources: (a.source_labels.buckets.length > 0 ? a.source_labels : a.sources).buckets.map(bucket),
+    categories: (a.category_labels.buckets.length > 0 ? a.category_labels : a.categories).buckets.map(bucket),
     published: first && last ? { first, last } : null,
   };
 }

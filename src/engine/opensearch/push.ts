@@ -55,7 +55,10 @@ const ITEM_RETRIES = 5;
 export async function pushCorpus(client: EngineClient, o: PushOptions): Promise<PushReport> {
   const started = performance.now();
   const dir = join(o.indexDir, o.name);
-  const manifest = readManifest(dir, `build it first with \`build-index --name ${o.name} --input PATH\``);
+  const manifest = readManifest(
+    dir,
+    `build it first with \`retriever-mcp build --name ${o.name} --input PATH --format FORMAT\``,
+  );
   const store = new ChunkStore(join(dir, INDEX_FILES.store));
   const vectors = manifest.dense
     ? new VectorReader(

@@ -67,6 +67,9 @@ export function chunkIndexBody(m: Manifest, o: LayoutOptions): Record<string, un
     // filter fields, copied from the document's metadata (lower-cased as local filters compare them)
     source: { type: 'keyword' },
     category: { type: 'keyword' },
+    // the values as written, for list_corpora's facets (the fields above are lower-cased for filters)
+    source_label: { type: 'keyword', index: false, doc_values: true },
+    category_label: { type: 'keyword', index: false, doc_values: true },
     published_at: { type: 'date', ignore_malformed: true },
   };
   if (m.dense) {
@@ -118,6 +121,8 @@ export function chunkDocument(c: ChunkRecord, vector: Float32Array | undefined):
     const category = filterText(meta['category']);
     if (source !== undefined) doc['source'] = source;
     if (category !== undefined) doc['category'] = category;
+    if (source !== undefined) doc['source_label'] = String(meta['source']);
+    if (category !== undefined) doc['category_label'] = String(meta['category']);
     if (typeof meta['published_at'] === 'string') doc['published_at'] = meta['published_at'];
   }
   if (vector) doc['vector'] = unitVector(vector);

@@ -157,7 +157,7 @@ export class BlockMaxReader {
     expect: { params: Bm25Params; avgdl: number },
   ) {
     const corrupt = (why: string) =>
-      new RetrieverError('INDEX_CORRUPT', `${path} ${why}: rebuild the index (build-index --force)`);
+      new RetrieverError('INDEX_CORRUPT', `${path} ${why}: rebuild the index (manifest.json's rebuild_command)`);
     this.fd = openSync(path, 'r');
     try {
       const header = Buffer.alloc(HEADER_BYTES);
@@ -217,7 +217,10 @@ export class BlockMaxReader {
     const bytes = count * ROW_BYTES;
     if (bytes > this.buf.length) this.buf = new Uint8Array(Math.max(bytes, this.buf.length * 2));
     if (preadFully(this.fd, this.buf, bytes, HEADER_BYTES + first * ROW_BYTES) < bytes) {
-      throw new RetrieverError('INDEX_CORRUPT', `${this.path} is truncated: rebuild the index (build-index --force)`);
+      throw new RetrieverError(
+        'INDEX_CORRUPT',
+        `${this.path} is truncated: rebuild the index (manifest.json's rebuild_command)`,
+      );
     }
     if (into.lastDoc.length < count) {
       let size = into.lastDoc.length * 2;

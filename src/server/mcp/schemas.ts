@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { topKBounds } from '../../search/retriever.js';
+import { intLike, rejectUnknownFields } from '../field-names.js';
 import { SEARCH_MODES } from '../../search/types.js';
 
 /** Output shapes shared by the tools (MCP structuredContent) and the REST API. */
@@ -33,14 +34,39 @@ export const chunkSchema = z.object({
   metadata: z.record(z.unknown()).optional(),
 });
 
-export const modeSchema = z
-  // a fixed message: zod's own echoes the received value, which a client may make a megabyte long
-  .enum(SEARCH_MODES, { errorMap: () => ({ message: `mode must be one of ${SEARCH_MODES.join(', ')}` }) })
-  .describe('hybrid = BM25 and dense fused by Reciprocal Rank Fusion; dense = e5 vectors only; bm25 = keywords only');
+/** `mode`, described with the served indexes' embedding model where it is known (the tools are made per server). */
+export function modeSchema(denseModel?: string) {
+  return (
+    z
+      // a fixed message: zod's own echoes the received value, which a client may make a megabyte long
+      .enum(SEARCH_MODES, { errorMap: () => ({ message: `mode must be one of ${SEARCH_MODES.join(', ')}` }) })
+      .describe(
+        `hybrid = BM25 and dense fused by Reciprocal Rank Fusion; dense = embeddings of ${denseModel ?? "the index's model"} only; bm25 = keywords only`,
+      )
+  );
+}
 
 export function topKSchema(maxTopK: number) {
   const { min, max } = topKBounds(maxTopK);
-  return z.number().int().min(min).max(max).describe(`number of passages to return (${min}-${max})`);
+  return intArg(z.number().int().min(min).max(max)).describe(`number of passages to return (${min}-${max})`);
+}
+
+/** An integer argument that also takes the same integer written as a string ("5"), as LLMs often send it. */
+export function intArg(schema: z.ZodNumber) {
+  return z.preprocess(intLike, schema);
+}
+
+/**
+ * A tool's arguments: its fields, with unknown ones kept (not silently dropped) so the handler can
+ * name them (`checkToolArgs`): `{"k": 10}` was ignored and answered with the default top_k.
+ */
+export function toolArgs<T extends z.ZodRawShape>(shape: T) {
+  return z.object(shape).passthrough();
+}
+
+/** Throws for an argument the tool does not take, naming the nearest one it does. */
+export function checkToolArgs(tool: string, args: Record<string, unknown>, shape: z.ZodRawShape): void {
+  rejectUnknownFields(tool, args, Object.keys(shape), 'argument');
 }
 
 export function querySchema(maxChars: number) {

@@ -1,6 +1,7 @@
 import { describeValue, RetrieverError } from '../../errors.js';
 import type { Retriever } from '../../search/retriever.js';
-import { SEARCH_MODES, type SearchHit, type SearchMode } from '../../search/types.js';
+import { SEARCH_MODES, type SearchHit, type SearchMode, type SearchResult } from '../../search/types.js';
+import { boolLike, intLike, rejectUnknownFields } from '../field-names.js';
 import type { Guard } from '../mcp/tool-context.js';
 
 /**
@@ -31,7 +32,7 @@ function asObject(body: unknown): Record<string, unknown> {
 }
 
 function optInt(o: Record<string, unknown>, key: string): number | undefined {
-  const v = o[key];
+  const v = intLike(o[key]);
   if (v === undefined || v === null) return undefined;
   if (typeof v !== 'number' || !Number.isInteger(v))
     throw new RetrieverError('BAD_INPUT', `"${key}" must be an integer, got ${describeValue(v)}`);
@@ -39,7 +40,7 @@ function optInt(o: Record<string, unknown>, key: string): number | undefined {
 }
 
 function optBool(o: Record<string, unknown>, key: string, dflt: boolean): boolean {
-  const v = o[key];
+  const v = boolLike(o[key]);
   if (v === undefined || v === null) return dflt;
   if (typeof v !== 'boolean')
     throw new RetrieverError('BAD_INPUT', `"${key}" must be true or false, got ${describeValue(v)}`);
@@ -116,30 +117,66 @@ function retrieveQueries(o: Record<string, unknown>, max: number): string[] {
   return queryList(o['queries'], 'queries', max);
 }
 
-export async function handleRetrieve(ctx: RestContext, body: unknown): Promise<unknown> {
+/** The fields each route takes (field-names.ts: anything else is a 400 naming the nearest). */
+const RETRIEVE_FIELDS = ['queries', 'query', 'topk', 'return_scores', 'corpus', 'mode', 'filter'] as const;
+const FLASH_FIELDS = ['query', 'top_n', 'return_score', 'corpus', 'mode', 'filter'] as const;
+
+/**
+ * What a score means: RRF for hybrid (a fused rank score, about 1/(k + rank) per arm, not a
+ * similarity), BM25 for bm25, cosine for dense. Sent as `score_kind` beside /retrieve's result and
+ * in the X-Score-Kind header of every REST answer.
+ */
+export function scoreKind(mode: SearchMode): 'rrf' | 'bm25' | 'cosine' {
+  return mode === 'hybrid' ? 'rrf' : mode === 'bm25' ? 'bm25' : 'cosine';
+}
+
+/** A REST answer and what its scores are. */
+export interface RestAnswer {
+  body: unknown;
+  scoreKind: 'rrf' | 'bm25' | 'cosine';
+}
+
+export async function handleRetrieve(ctx: RestContext, body: unknown): Promise<RestAnswer> {
   const o = asObject(body);
+  rejectUnknownFields('/retrieve', o, RETRIEVE_FIELDS);
   const queries = retrieveQueries(o, ctx.maxBatchQueries);
   const withScores = optBool(o, 'return_scores', false);
   const results = await run(ctx, o, queries, 'topk');
+  const kind = scoreKind((results[0] as SearchResult).mode);
   const lists = results.map((r) => r.results.map((h) => (withScores ? { document: doc(h), score: h.score } : doc(h))));
-  return lists.length > STREAM_ABOVE_QUERIES ? new JsonList('{"result":[', lists, ']}') : { result: lists };
+  const after = withScores ? `],"score_kind":"${kind}"}` : ']}';
+  return {
+    body:
+      lists.length > STREAM_ABOVE_QUERIES
+        ? new JsonList('{"result":[', lists, after)
+        : { result: lists, ...(withScores ? { score_kind: kind } : {}) },
+    scoreKind: kind,
+  };
 }
 
-export async function handleFlashSearch(ctx: RestContext, body: unknown): Promise<unknown> {
+export async function handleFlashSearch(ctx: RestContext, body: unknown): Promise<RestAnswer> {
   const o = asObject(body);
+  rejectUnknownFields('/search', o, FLASH_FIELDS);
   if (typeof o['query'] !== 'string')
     throw new RetrieverError('BAD_INPUT', '"query" must be a string (use /batch_search for a list)');
   const withScores = optBool(o, 'return_score', false);
   const [r] = await run(ctx, o, [o['query']], 'top_n');
-  const hits = (r as { results: SearchHit[] }).results;
-  return withScores ? [hits.map(doc), hits.map((h) => h.score)] : hits.map(doc);
+  const { results: hits, mode } = r as SearchResult;
+  return {
+    body: withScores ? [hits.map(doc), hits.map((h) => h.score)] : hits.map(doc),
+    scoreKind: scoreKind(mode),
+  };
 }
 
-export async function handleFlashBatchSearch(ctx: RestContext, body: unknown): Promise<unknown> {
+export async function handleFlashBatchSearch(ctx: RestContext, body: unknown): Promise<RestAnswer> {
   const o = asObject(body);
+  rejectUnknownFields('/batch_search', o, FLASH_FIELDS);
   const queries = queryList(o['query'], 'query', ctx.maxBatchQueries);
   const withScores = optBool(o, 'return_score', false);
   const results = await run(ctx, o, queries, 'top_n');
   const docs = results.map((r) => r.results.map(doc));
-  return withScores ? [docs, results.map((r) => r.results.map((h) => h.score))] : docs;
+  return {
+    body: withScores ? [docs, results.map((r) => r.results.map((h) => h.score))] : docs,
+    scoreKind: scoreKind((results[0] as SearchResult).mode),
+  };
 }

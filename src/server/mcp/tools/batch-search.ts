@@ -1,13 +1,20 @@
 import { z } from 'zod';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
-import { filterSchema, hitSchema, modeSchema, querySchema, topKSchema } from '../schemas.js';
+import { checkToolArgs, filterSchema, hitSchema, modeSchema, querySchema, toolArgs, topKSchema } from '../schemas.js';
 import { SEARCH_MODES } from '../../../search/types.js';
-import { describeCorpora, noMatches, readySlot, toHitOut } from './search.js';
+import { denseModel, describeCorpora, noMatches, readySlot, toHitOut } from './search.js';
 
 export function registerBatchSearch(ctx: ToolContext): void {
   const { server, slot } = ctx;
   const o = slot.opts;
+  const shape = {
+    queries: z.array(querySchema(o.maxQueryChars)).min(1).max(ctx.maxBatchQueries).describe('the queries'),
+    top_k: topKSchema(o.maxTopK).optional(),
+    mode: modeSchema(denseModel(ctx)).optional(),
+    filter: filterSchema.optional(),
+    corpus: z.string().optional(),
+  };
   server.registerTool(
     'batch_search',
     {
@@ -15,13 +22,7 @@ export function registerBatchSearch(ctx: ToolContext): void {
       description:
         `Run up to ${ctx.maxBatchQueries} queries against ${describeCorpora(ctx)} in one call. ` +
         'Returns one result list per query, in the order given.',
-      inputSchema: {
-        queries: z.array(querySchema(o.maxQueryChars)).min(1).max(ctx.maxBatchQueries).describe('the queries'),
-        top_k: topKSchema(o.maxTopK).optional(),
-        mode: modeSchema.optional(),
-        filter: filterSchema.optional(),
-        corpus: z.string().optional(),
-      },
+      inputSchema: toolArgs(shape),
       outputSchema: {
         corpus: z.string(),
         mode: z.enum(SEARCH_MODES),
@@ -30,6 +31,7 @@ export function registerBatchSearch(ctx: ToolContext): void {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args, extra) => {
+      checkToolArgs('batch_search', args, shape);
       const retriever = await readySlot(ctx, extra);
       const res = await ctx.guard(() =>
         retriever.searchMany(args.queries, {

@@ -2,11 +2,19 @@ import { z } from 'zod';
 import { FETCH_LIMITS, fetchChunks } from '../../../search/fetch.js';
 import type { ChunkRecord } from '../../../store/chunk-store.js';
 import { formatChunk } from '../format.js';
-import { chunkSchema } from '../schemas.js';
+import { checkToolArgs, chunkSchema, intArg, toolArgs } from '../schemas.js';
 import type { ToolContext } from '../tool-context.js';
 
 export function registerFetch(ctx: ToolContext): void {
   const { server, slot } = ctx;
+  const shape = {
+    ids: z.array(z.string().max(1024)).min(1).max(FETCH_LIMITS.maxIds).optional(),
+    id: z.string().max(1024).optional(),
+    doc_id: z.string().max(1024).optional(),
+    around: intArg(z.number().int().min(0).max(FETCH_LIMITS.maxAround)).optional(),
+    position: intArg(z.number().int().min(0)).optional(),
+    corpus: z.string().optional(),
+  };
   server.registerTool(
     'fetch',
     {
@@ -15,14 +23,7 @@ export function registerFetch(ctx: ToolContext): void {
         'Return the full text of passages. Give "ids" (a list of passage ids from search results) or "id" (one id), ' +
         'optionally with "around": n to include n neighbouring passages of the same document on each side; ' +
         'or give "doc_id" to read a whole document (optionally only around "position").',
-      inputSchema: {
-        ids: z.array(z.string().max(1024)).min(1).max(FETCH_LIMITS.maxIds).optional(),
-        id: z.string().max(1024).optional(),
-        doc_id: z.string().max(1024).optional(),
-        around: z.number().int().min(0).max(FETCH_LIMITS.maxAround).optional(),
-        position: z.number().int().min(0).optional(),
-        corpus: z.string().optional(),
-      },
+      inputSchema: toolArgs(shape),
       outputSchema: {
         corpus: z.string(),
         chunks: z.array(chunkSchema),
@@ -32,6 +33,7 @@ export function registerFetch(ctx: ToolContext): void {
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) => {
+      checkToolArgs('fetch', args, shape);
       const res = await fetchChunks(slot.get(), args);
       const text = [
         ...res.chunks.map(formatChunk),

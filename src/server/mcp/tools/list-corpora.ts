@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { SEARCH_MODES } from '../../../search/types.js';
 import type { Facets } from '../../../store/chunk-store.js';
 import { describeState } from '../retriever-slot.js';
+import { checkToolArgs, toolArgs } from '../schemas.js';
 import type { ToolContext } from '../tool-context.js';
+import { TOOL_VERSION } from '../../../version.js';
 
 export function registerListCorpora(ctx: ToolContext): void {
   const { server, slot } = ctx;
@@ -13,8 +15,9 @@ export function registerListCorpora(ctx: ToolContext): void {
       description:
         'List the corpora this server searches, with their sizes, search modes, encoder and build date, and what a search filter can select in each: sources and categories with document counts, and the range of publication dates. ' +
         'While a first run builds a corpus, its status says the phase, percent done and ETA.',
-      inputSchema: {},
+      inputSchema: toolArgs({}),
       outputSchema: {
+        version: z.string().describe('retriever-mcp version'),
         corpora: z.array(
           z.object({
             name: z.string(),
@@ -46,13 +49,14 @@ export function registerListCorpora(ctx: ToolContext): void {
       },
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    async () => {
+    async (args) => {
+      checkToolArgs('list_corpora', args, {});
       const retriever = slot.current();
       if (!retriever) {
         const states = slot.list();
         const corpora = states.map(({ name, ...status }) => ({ name, status }));
         const text = states.map(describeState).join('\n');
-        return { content: [{ type: 'text' as const, text }], structuredContent: { corpora } };
+        return { content: [{ type: 'text' as const, text }], structuredContent: { version: TOOL_VERSION, corpora } };
       }
       const corpora = retriever.corpora.map((c) => ({
         name: c.name,
@@ -74,7 +78,10 @@ export function registerListCorpora(ctx: ToolContext): void {
             facetLines(c.facets),
         )
         .join('\n');
-      return { content: [{ type: 'text' as const, text }], structuredContent: { corpora } };
+      return {
+        content: [{ type: 'text' as const, text: `retriever-mcp ${TOOL_VERSION}\n${text}` }],
+        structuredContent: { version: TOOL_VERSION, corpora },
+      };
     },
   );
 }

@@ -3,32 +3,43 @@ import type { Retriever } from '../../../search/retriever.js';
 import { describeState } from '../retriever-slot.js';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
-import { FILTER_HELP, filterSchema, modeSchema, querySchema, searchResultShape, topKSchema } from '../schemas.js';
+import {
+  checkToolArgs,
+  FILTER_HELP,
+  filterSchema,
+  modeSchema,
+  querySchema,
+  searchResultShape,
+  toolArgs,
+  topKSchema,
+} from '../schemas.js';
 import type { SearchHit, SearchResult } from '../../../search/types.js';
 
 export function registerSearch(ctx: ToolContext): void {
   const { server, slot } = ctx;
   const o = slot.opts;
+  const shape = {
+    query: querySchema(o.maxQueryChars).describe('what to search for'),
+    top_k: topKSchema(o.maxTopK).optional(),
+    mode: modeSchema(denseModel(ctx)).optional(),
+    filter: filterSchema.optional(),
+    corpus: z.string().optional().describe(`which corpus (default ${slot.names[0]})`),
+  };
   server.registerTool(
     'search',
     {
       title: 'Search the corpus',
       description:
         `Retrieve the passages most relevant to a natural-language query from ${describeCorpora(ctx)}. ` +
-        `Returns up to top_k passages (default ${o.topK}), best first, each as "Doc N [id ID] (Title: …) text"; pass an ID to fetch for its neighbours or whole document. ` +
+        `Returns up to top_k passages (default ${describeTopK(ctx)}), best first, each as "Doc N [id ID] (Title: …) text"; pass an ID to fetch for its neighbours or whole document. ` +
         'Ask focused questions; issue several searches for multi-hop questions.' +
         FILTER_HELP,
-      inputSchema: {
-        query: querySchema(o.maxQueryChars).describe('what to search for'),
-        top_k: topKSchema(o.maxTopK).optional(),
-        mode: modeSchema.optional(),
-        filter: filterSchema.optional(),
-        corpus: z.string().optional().describe(`which corpus (default ${slot.names[0]})`),
-      },
+      inputSchema: toolArgs(shape),
       outputSchema: searchResultShape,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args, extra) => {
+      checkToolArgs('search', args, shape);
       const retriever = await readySlot(ctx, extra);
       const res = await ctx.guard(() =>
         retriever.search({
@@ -63,6 +74,24 @@ export function noMatches(res: SearchResult): string {
 export function toHitOut(h: SearchHit): Omit<SearchHit, 'contents'> {
   const { contents: _contents, ...rest } = h;
   return rest;
+}
+
+/** The default top_k, per corpus where presets set their own ("4 for multihop, 5 for graphrag-novel"). */
+export function describeTopK(ctx: ToolContext): string {
+  const o = ctx.slot.opts;
+  const own = ctx.slot.names.filter((n) => o.topKByCorpus?.[n] !== undefined && o.topKByCorpus[n] !== o.topK);
+  if (own.length === 0) return String(o.topK);
+  if (own.length === ctx.slot.names.length && new Set(own.map((n) => o.topKByCorpus?.[n])).size === 1)
+    return String(o.topKByCorpus?.[own[0] as string]);
+  return `${own.map((n) => `${o.topKByCorpus?.[n]} for ${n}`).join(', ')}, else ${o.topK}`;
+}
+
+/** The dense arm's model, as the mode description names it (the served indexes' own, once they are open). */
+export function denseModel(ctx: ToolContext): string | undefined {
+  const models = new Set(
+    (ctx.slot.current()?.corpora ?? []).flatMap((c) => (c.manifest.dense ? [c.manifest.dense.encoder.model] : [])),
+  );
+  return models.size > 0 ? [...models].join(', ') : undefined;
 }
 
 export function describeCorpora(ctx: ToolContext): string {

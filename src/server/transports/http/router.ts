@@ -25,6 +25,7 @@ import {
   handleFlashSearch,
   handleRetrieve,
   JsonList,
+  type RestAnswer,
   type RestContext,
 } from '../../rest/rest.js';
 
@@ -60,7 +61,7 @@ export interface RouterContext {
 }
 
 const MCP_ROUTES = new Set(['/mcp', '/sse', '/messages']);
-const REST_ROUTES: Record<string, (ctx: RestContext, body: unknown) => Promise<unknown>> = {
+const REST_ROUTES: Record<string, (ctx: RestContext, body: unknown) => Promise<RestAnswer>> = {
   '/retrieve': handleRetrieve,
   '/search': handleFlashSearch,
   '/batch_search': handleFlashBatchSearch,
@@ -190,7 +191,15 @@ function refusedBeforeAdmission(app: RouterContext, opts: HttpOptions, x: Exchan
     sendJson(res, 200, { status: 'ok' });
     return true;
   }
-  if (opts.authToken !== undefined && !tokenMatches(header(req, 'authorization'), opts.authToken)) {
+  const authorized = opts.authToken === undefined || tokenMatches(header(req, 'authorization'), opts.authToken);
+  if (!authorized && path === '/ready') {
+    // readiness probes carry no token: they get the status alone, no corpus names or messages
+    void readyStatus(app).then((ready) =>
+      ready ? sendJson(res, 200, { status: 'ready' }) : x.fail('NOT_READY', 'not ready'),
+    );
+    return true;
+  }
+  if (!authorized) {
     x.fail('UNAUTHORIZED', 'missing or wrong bearer token: send "Authorization: Bearer <token>"', {
       'www-authenticate': 'Bearer',
     });
@@ -208,6 +217,14 @@ function refusedBeforeAdmission(app: RouterContext, opts: HttpOptions, x: Exchan
   return false;
 }
 
+/** Whether the server would answer /ready with 200: loaded, not draining, and every engine reachable. */
+async function readyStatus(app: RouterContext): Promise<boolean> {
+  const r = app.retriever();
+  if (!r || app.draining()) return false;
+  for (const c of r.corpora) if (c.kind === 'engine' && (await c.unreachable())) return false;
+  return true;
+}
+
 /** The routes that search: SSE, the REST compatibility routes and MCP. */
 async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Promise<void> {
   const { req, res, path } = x;
@@ -222,7 +239,8 @@ async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Pro
   if (restHandler) {
     if (req.method !== 'POST') throw new HttpError('METHOD_NOT_ALLOWED', `use POST ${path} with a JSON body`);
     x.mode = modeLabel(body);
-    const result = await restHandler(app.rest() as RestContext, body);
+    const { body: result, scoreKind } = await restHandler(app.rest() as RestContext, body);
+    res.setHeader('x-score-kind', scoreKind);
     if (result instanceof JsonList)
       await sendJsonList(res, result, (work) => (app.retriever() as Retriever).inTurn(work));
     else sendJson(res, 200, result);

@@ -4,6 +4,13 @@ import { createServer } from '../../mcp/create-server.js';
 import { StdioTransport } from './stdio-transport.js';
 import type { Guard } from '../../mcp/tool-context.js';
 
+/** How long answers to requests read before stdin ended may take to go out, ms. */
+const DRAIN_MS = 30_000;
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
 /** The SDK's own line limit, kept: a larger message is refused, not the session ended. */
 const MAX_LINE_BYTES = 10 * 2 ** 20;
 
@@ -31,6 +38,8 @@ export async function serveStdio(
     if (closing) return;
     closing = true;
     log.info(`shutting down (${why})`);
+    // answers to requests already read still go out (bounded: a search has its deadline anyway)
+    if (why === 'stdin closed') await Promise.race([transport.idle(), delay(DRAIN_MS)]);
     await beforeClose(why);
     await close();
     await slot.current()?.close();

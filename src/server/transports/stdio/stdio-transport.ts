@@ -34,6 +34,8 @@ export class StdioTransport implements Transport {
   private pending = 0;
   private drained: Promise<void> | undefined;
   private closed = false;
+  /** Resolvers waiting for every request read so far to be answered (`idle`). */
+  private idleWaiters: Array<() => void> = [];
 
   constructor(
     private readonly stdin: Readable,
@@ -53,11 +55,32 @@ export class StdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return;
-    if (isResponse(message)) {
+    const response = isResponse(message);
+    if (response) {
       this.pending = Math.max(0, this.pending - 1);
       this.deliverWaiting();
     }
     await this.writeLine(JSON.stringify(message));
+    if (response) this.wakeIdle();
+  }
+
+  /**
+   * Resolves once every request read so far has been answered and written:
+   * a client that writes its requests and then closes stdin (`printf … |
+   * retriever-mcp`) gets every answer before the server exits.
+   */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private isIdle(): boolean {
+    return this.closed || (this.pending === 0 && this.waiting.length === 0);
+  }
+
+  private wakeIdle(): void {
+    if (!this.isIdle()) return;
+    for (const w of this.idleWaiters.splice(0)) w();
   }
 
   private async writeLine(json: string): Promise<void> {
@@ -82,6 +105,7 @@ export class StdioTransport implements Transport {
     this.stdin.pause();
     this.parts = [];
     this.waiting.length = 0;
+    this.wakeIdle();
     this.onclose?.();
   }
 
@@ -99,7 +123,12 @@ export class StdioTransport implements Transport {
   };
 
   private readonly onStreamError = (err: Error): void => this.onerror?.(err);
-  private readonly onEnd = (): void => void this.close();
+  /** stdin's end: nothing more to read; the server closes the transport once its answers are out (`idle`). */
+  private readonly onEnd = (): void => {
+    this.stdin.off('data', this.onData);
+    this.deliverWaiting();
+    this.wakeIdle();
+  };
 
   private addPart(part: Buffer): void {
     if (part.length === 0) return;
