@@ -192,7 +192,9 @@ describe('retriever-mcp over stdio (real client, real server process)', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/no index absent in .*It holds: news, wiki\./);
     expect(lines[0]).not.toMatch(/Did you mean/);
-    expect(lines[0]).toContain(`retriever-mcp build --name absent --input PATH --format FORMAT --index-dir ${indexDir}`);
+    expect(lines[0]).toContain(
+      `retriever-mcp build --name absent --input PATH --format FORMAT --index-dir ${indexDir}`,
+    );
     const typo = runBin(BIN.server, ['--corpus', 'wikki', '--index-dir', indexDir]);
     expect(typo.stderr).toMatch(/no index wikki in .*Did you mean --corpus wiki\?/);
   });
