@@ -91,22 +91,27 @@ export function readManifest(dir: string, fixHint: string): Manifest {
   if (typeof m !== 'object' || m === null || typeof m.format_version !== 'number') {
     throw new RetrieverError('INDEX_CORRUPT', `${path} is not a retriever-mcp manifest: ${fixHint}`);
   }
+  // the index's own rebuild command, once the manifest that records it could be read
+  const hint =
+    typeof m.rebuild_command === 'string' && m.rebuild_command !== ''
+      ? `rebuild it with \`${m.rebuild_command}\``
+      : fixHint;
   if (!READABLE_INDEX_FORMATS.includes(m.format_version)) {
     throw new RetrieverError(
       'INDEX_INCOMPATIBLE',
-      `${path}: index format ${m.format_version} (built by retriever-mcp ${m.tool_version}) but this server reads formats ${READABLE_INDEX_FORMATS.join(' and ')} (it builds ${INDEX_FORMAT_VERSION}): ${fixHint}`,
+      `${path}: index format ${m.format_version} (built by retriever-mcp ${m.tool_version}) but this server reads formats ${READABLE_INDEX_FORMATS.join(' and ')} (it builds ${INDEX_FORMAT_VERSION}): ${hint}`,
     );
   }
   for (const [name, rec] of Object.entries(m.files ?? {})) {
     const file = join(dir, name);
     if (!existsSync(file)) {
-      throw new RetrieverError('INDEX_CORRUPT', `${file} is missing (listed in the manifest): ${fixHint}`);
+      throw new RetrieverError('INDEX_CORRUPT', `${file} is missing (listed in the manifest): ${hint}`);
     }
     const size = statSync(file).size;
     if (size !== rec.bytes) {
       throw new RetrieverError(
         'INDEX_CORRUPT',
-        `${file} is ${size} bytes but the manifest says ${rec.bytes} (truncated or modified): ${fixHint}`,
+        `${file} is ${size} bytes but the manifest says ${rec.bytes} (truncated or modified): ${hint}`,
       );
     }
   }

@@ -39,9 +39,9 @@ describe('flags that cannot mean what the user wants', () => {
     // stdin is closed at once, so the stdio server starts, warns and exits
     const r = runBin(BIN.server, ['--corpus', 'abc', '--index-dir', tmp.dir, '--port', '9999', '--auth-token=t']);
     expect(r.stderr).toMatch(
-      /warn: --port, --auth-token only apply to --transport http; serving over stdio, they are ignored/,
+      /warn: --port, --auth-token apply only to --transport http; serving over stdio, they are ignored/,
     );
     const quiet = runBin(BIN.server, ['--corpus', 'abc', '--index-dir', tmp.dir]);
-    expect(quiet.stderr).not.toMatch(/only apply to --transport http/);
+    expect(quiet.stderr).not.toMatch(/apply only to --transport http/);
   });
 });

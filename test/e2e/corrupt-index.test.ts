@@ -1,8 +1,8 @@
-import { cpSync, readFileSync, realpathSync, truncateSync, writeFileSync } from 'node:fs';
+import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDEX_FILES } from '../../src/index/layout.js';
-import { writeJsonl } from '../helpers/build.js';
+import { copyIndex, writeJsonl } from '../helpers/build.js';
 import { tinyBuildArgs } from '../helpers/encoder.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
@@ -26,9 +26,7 @@ afterAll(tmp.cleanup);
 
 /** A copy of the good index to damage; returns its index dir and corpus dir. */
 function copy(): { indexDir: string; dir: string } {
-  const indexDir = join(tmp.dir, `bad${n++}`);
-  cpSync(realpathSync(join(good, 'c')), join(indexDir, 'c'), { recursive: true });
-  return { indexDir, dir: join(indexDir, 'c') };
+  return copyIndex(good, 'c', join(tmp.dir, `bad${n++}`));
 }
 
 function serve(indexDir: string) {
@@ -119,6 +117,6 @@ describe.skipIf(!HAS_SHARED)('startup refuses damaged or mismatched indexes', ()
       .filter((l) => l.startsWith('retriever-mcp: error'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(message);
-    expect(lines[0]).toMatch(/build-index|rebuild/);
+    expect(lines[0]).toMatch(/retriever-mcp build|rebuild/);
   });
 });

@@ -1,9 +1,9 @@
-import { closeSync, cpSync, openSync, readSync, realpathSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDEX_FILES } from '../../src/index/layout.js';
-import { writeJsonl } from '../helpers/build.js';
+import { copyIndex, writeJsonl } from '../helpers/build.js';
 import { tinyBuildArgs } from '../helpers/encoder.js';
 import { postJson, startHttpServer, type RunningServer } from '../helpers/http-server.js';
 import { runBin } from '../helpers/mcp.js';
@@ -33,9 +33,7 @@ beforeAll(() => {
 afterAll(tmp.cleanup);
 
 function copy(): { indexDir: string; dir: string } {
-  const indexDir = join(tmp.dir, `bad${n++}`);
-  cpSync(realpathSync(join(good, 'c')), join(indexDir, 'c'), { recursive: true });
-  return { indexDir, dir: join(indexDir, 'c') };
+  return copyIndex(good, 'c', join(tmp.dir, `bad${n++}`));
 }
 
 /** Overwrites `length` bytes at `at` with pseudo-random garbage; the file keeps its size. */

@@ -132,7 +132,7 @@ describe.skipIf(!HAS_SHARED)('dense and hybrid search over MCP (tiny-e5)', () =>
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr.trim().split('\n').at(-1)).toMatch(
-      /index phys was built with tiny-e5 \(onnx\/model.onnx\) \(dim 32\) but the server loaded .* model file sha256 .*rebuild it with `build-index/,
+      /index phys was built with tiny-e5 \(onnx\/model.onnx\) \(dim 32\) but the server loaded .* model file sha256 .*rebuild it with `retriever-mcp build/,
     );
   });
 

@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { cpSync, realpathSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildIndex, type BuildOptions, type BuildSummary } from '../../src/build/build-index.js';
 import { DEFAULTS } from '../../src/config.js';
@@ -31,4 +31,10 @@ export function buildOptions(
 
 export function build(over: Parameters<typeof buildOptions>[0]): Promise<BuildSummary> {
   return buildIndex(buildOptions(over));
+}
+
+/** A copy of built index `name` (its files, not the symlink) into a fresh index directory, to damage. */
+export function copyIndex(fromIndexDir: string, name: string, toIndexDir: string): { indexDir: string; dir: string } {
+  cpSync(realpathSync(join(fromIndexDir, name)), join(toIndexDir, name), { recursive: true });
+  return { indexDir: toIndexDir, dir: join(toIndexDir, name) };
 }

@@ -18,6 +18,7 @@ import { openCorpus } from '../../src/search/open-corpus.js';
 import { silentLogger } from '../../src/util/log.js';
 import { bootId, processStartTicks } from '../../src/util/process-identity.js';
 import { build, writeJsonl } from '../helpers/build.js';
+import { runBin } from '../helpers/mcp.js';
 import { BIN, makeTempDir } from '../helpers/paths.js';
 
 // Reliability III, items 2, 5, 6 and 25: a build removes and writes only what it made itself.
@@ -152,41 +153,16 @@ describe('a stale lock whose PID is alive again', () => {
     mkdirSync(indexDir);
     // PID 1 runs, but not since the recorded start: the lock's holder is gone
     writeFileSync(join(indexDir, '.c.lock'), record(1, 'not-its-start-time'));
-    const r = spawnSync(
-      process.execPath,
-      [
-        BIN.build,
-        '--name',
-        'c',
-        '--input',
-        writeJsonl(tmp.dir, 'r.jsonl', docs('x')),
-        '--format',
-        'wiki18',
-        '--index-dir',
-        indexDir,
-        '--no-dense',
-      ],
-      { encoding: 'utf8' },
-    );
+    const buildNamed = (file: string, word: string) =>
+      runBin(BIN.build, [
+        ...['--name', 'c', '--input', writeJsonl(tmp.dir, file, docs(word)), '--format', 'wiki18'],
+        ...['--index-dir', indexDir, '--no-dense'],
+      ]);
+    const r = buildNamed('r.jsonl', 'x');
     expect(r.status, r.stderr).toBe(0);
     // while one recording PID 1's real start time is held
     writeFileSync(join(indexDir, '.c.lock'), record(1, processStartTicks(1)));
-    const held = spawnSync(
-      process.execPath,
-      [
-        BIN.build,
-        '--name',
-        'c',
-        '--input',
-        writeJsonl(tmp.dir, 'r2.jsonl', docs('y')),
-        '--format',
-        'wiki18',
-        '--index-dir',
-        indexDir,
-        '--no-dense',
-      ],
-      { encoding: 'utf8' },
-    );
+    const held = buildNamed('r2.jsonl', 'y');
     expect(held.status).toBe(1);
     expect(held.stderr).toMatch(/another build of c is running \(pid 1 /);
   });

@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { TOOL_VERSION } from '../../../src/version.js';
 import { describe, expect, it } from 'vitest';
 import { createServer } from '../../../src/server/mcp/create-server.js';
 import { RetrieverSlot } from '../../../src/server/mcp/retriever-slot.js';
@@ -24,6 +25,7 @@ describe('tools before the corpora are open', () => {
     expect(tools.map((t) => t.name).sort()).toEqual(['batch_search', 'fetch', 'list_corpora', 'search']);
     const lc = await client.callTool({ name: 'list_corpora', arguments: {} });
     expect(lc.structuredContent).toEqual({
+      version: TOOL_VERSION,
       corpora: [
         { name: 'multihop', status: { state: 'building', phase: 'embed multihop', percent: 42.4, eta_seconds: 95 } },
       ],
