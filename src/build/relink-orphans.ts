@@ -29,7 +29,7 @@ export interface RelinkReport {
 /**
  * Makes every node of a saved graph reachable again. USearch's threaded
  * insertion now and then leaves a node that no base-level link points to; no
- * search returns it, whatever the efSearch (docs/lab-notes/2026-11-design-notes.md, “HNSW relinking”). Each
+ * search returns it, whatever the efSearch (the 2026-11 design notes (git show 97ad262:docs/lab-notes/2026-11-design-notes.md), “HNSW relinking”). Each
  * round scans the file at `path` (`readGraphLinks`, a sequential read: 0.2 s
  * at 100k, against 19–22 s to search every node for itself; 0.4–0.7 s for
  * the 1–2 GB graphs of 1M–2M vectors), re-inserts the orphans and saves the

@@ -121,7 +121,7 @@ export class ChunkStoreWriter {
     const indexChunkIds = !this.derivedIds || (this.anySuffixed && this.unsplitLooksSuffixed);
     this.setMeta('chunk_ids', indexChunkIds ? 'indexed' : 'derived');
     // an index on chunks scans the chunks table, text and all: through a memory map instead of a
-    // pread per page, which was faster (docs/lab-notes/2026-11-design-notes.md "On-disk index")
+    // pread per page, which was faster (the 2026-11 design notes (git show 97ad262:docs/lab-notes/2026-11-design-notes.md) "On-disk index")
     this.db.pragma(`mmap_size = ${INDEX_BUILD_MMAP_BYTES}`);
     this.db.pragma(`cache_size = -${INDEX_BUILD_CACHE_KIB}`);
     try {

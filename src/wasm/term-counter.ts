@@ -11,7 +11,7 @@
 // of the run's records. The words themselves are found by the
 // TypeScript scanner (src/text/word-scanner.ts) and normalised by the
 // TypeScript analyzer through the `resolve` import, so the analysis rules
-// live in one place, shared with the query path. See docs/lab-notes/2026-11-design-notes.md "BM25 term
+// live in one place, shared with the query path. See the 2026-11 design notes (git show 97ad262:docs/lab-notes/2026-11-design-notes.md) "BM25 term
 // counting in WebAssembly".
 //
 // Memory is raw: every region is allocated with heap.alloc (the minimal

@@ -5,7 +5,7 @@
  * marks a node that stops answering as dead, retries on the next one and
  * pings the dead one back in later.
  */
-import { Client, errors } from '@opensearch-project/opensearch';
+import { Client, ConnectionPool, errors } from '@opensearch-project/opensearch';
 import { RetrieverError } from '../../errors.js';
 
 export interface EngineClientOptions {
@@ -46,6 +46,7 @@ export function connectEngine(opts: EngineClientOptions): EngineClient {
     requestTimeout: opts.requestTimeoutMs ?? 30_000,
     pingTimeout: 1_000,
     resurrectStrategy: 'ping',
+    ConnectionPool: PromptResurrectPool,
   });
   return {
     location,
@@ -71,6 +72,20 @@ export function connectEngine(opts: EngineClientOptions): EngineClient {
     },
     close: () => client.close(),
   };
+}
+
+/**
+ * The client's pool, trying a node it marked dead again after 2 s, doubling to at most 16 s (its
+ * default: 60 s, doubling to 32 minutes). After a whole-cluster outage the nodes come back marked
+ * dead; with the default, a later single-node failure found the one node marked alive gone and
+ * every retry sent to the dead ones for minutes (502s through a failover the cluster survived).
+ */
+class PromptResurrectPool extends ConnectionPool {
+  constructor(...args: ConstructorParameters<typeof ConnectionPool>) {
+    super(...args);
+    this.resurrectTimeout = 2_000;
+    this.resurrectTimeoutCutoff = 3;
+  }
 }
 
 function parseNodeUrl(raw: string): URL {

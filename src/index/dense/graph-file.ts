@@ -5,7 +5,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
  * (`index_dense_gt::save_to_stream`, include/usearch/index_dense.hpp and
  * index.hpp), to find nodes that no link at the base level points to. Such a
  * node cannot be reached by a search's walk, whatever its efSearch; USearch's
- * multi-threaded insertion leaves a few (docs/lab-notes/2026-11-design-notes.md, “HNSW relinking”).
+ * multi-threaded insertion leaves a few (the 2026-11 design notes (git show 97ad262:docs/lab-notes/2026-11-design-notes.md), “HNSW relinking”).
  *
  * Layout, little-endian:
  *   u32 rows, u32 bytes per row, rows × row bytes     the quantised vectors
