@@ -23,7 +23,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { percentile } from '../src/util/percentile.js';
 import { arg, BENCH_DATA, ROOT, SHARED, writeResult } from './lib/common.js';
-import { pythonFor } from './lib/real-models.js';
+import { pythonFor } from '../scripts/models/real-models.js';
 import { openBenchCorpus } from './lib/retriever.js';
 import type { ScoredHit } from '../src/core/top-k.js';
 import { Bm25Pool } from '../src/index/bm25/bm25-pool.js';

@@ -4,7 +4,7 @@ vocab 30522) with RANDOM weights, in the Hugging Face ONNX layout of
 intfloat/e5-base-v2 (inputs input_ids/attention_mask/token_type_ids, output
 last_hidden_state), plus tokenizer.json/config.json copied from the tiny e5.
 For timing only: it has the FLOPs of e5-base, none of its knowledge.
-The graph is bench/models/export_bert_onnx.py's, fed random weights under BERT's
+The graph is scripts/models/export_bert_onnx.py's, fed random weights under BERT's
 weight names. Needs numpy and onnx: Debian's python3-onnx or bench/.venv (bench
 only, never a product dependency).
 

@@ -21,7 +21,7 @@ import { fuseRrf } from '../src/search/fuse.js';
 import type { SearchHit } from '../src/search/types.js';
 import { arg, BENCH_DATA, ROOT, writeResult } from './lib/common.js';
 import { DATASETS, type Dataset } from './lib/datasets.js';
-import { fetchRealModel, modelFetchOptions, REAL_MODELS } from './lib/real-models.js';
+import { fetchRealModel, modelFetchOptions, REAL_MODELS } from '../scripts/models/real-models.js';
 import { benchRetriever, openBenchCorpus, openManifestEncoder } from './lib/retriever.js';
 
 const GRID = {

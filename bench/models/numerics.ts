@@ -21,7 +21,7 @@ import { openEncoder } from '../../src/encoder/load-encoder.js';
 import { silentLogger } from '../../src/util/log.js';
 import { percentile } from '../../src/util/percentile.js';
 import { arg, BENCH_DATA, ROOT, SHARED, writeResult } from '../lib/common.js';
-import { fetchRealModel, modelFetchOptions, pythonFor, REAL_MODELS } from '../lib/real-models.js';
+import { fetchRealModel, modelFetchOptions, pythonFor, REAL_MODELS } from '../../scripts/models/real-models.js';
 
 const threads = Number(arg('threads', '2'));
 const models = arg('model') ? [arg('model') as string] : Object.keys(REAL_MODELS);

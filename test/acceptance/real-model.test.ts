@@ -11,7 +11,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchRealModel, modelFetchOptions, SMALLEST_REAL_MODEL } from '../../bench/lib/real-models.js';
+import { fetchRealModel, modelFetchOptions, SMALLEST_REAL_MODEL } from '../../scripts/models/real-models.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 

@@ -20,7 +20,7 @@ import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 
 /**
  * The engine backend against a real three-node OpenSearch cluster started
- * here (bench/lib/opensearch-cluster.ts; installed from Maven Central on
+ * here (test/helpers/opensearch-cluster.ts; installed from Maven Central on
  * first use): push, same answers as the local index, filters, encoder
  * identity, and a node killed under 256 concurrent clients.
  */

