@@ -72,6 +72,6 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    exclude: { path: '^src/wasm/' },
+    exclude: { path: '^src/index/bm25/wasm/' },
   },
 };

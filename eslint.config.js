@@ -10,7 +10,7 @@ export default tseslint.config(
       'bench/results/**',
       'bench/data/**',
       'bench/.venv/**',
-      'src/wasm/**',
+      'src/index/bm25/wasm/**',
     ],
   },
   ...tseslint.configs.recommended,

@@ -12,7 +12,7 @@
  */
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { relinkOrphans } from '../src/build/relink-orphans.js';
+import { relinkOrphans } from '../src/index/dense/relink-orphans.js';
 import { AnnBuilder, AnnIndex, type AnnParams } from '../src/index/dense/ann.js';
 import { readGraphLinks } from '../src/index/dense/graph-file.js';
 import { VectorReader, type VectorDtype } from '../src/index/dense/vectors-file.js';

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { RetrieverSlot } from '../src/server/mcp/retriever-slot.js';
 import type { QueryEncoder } from '../src/core/contracts.js';
 import { createHttpApp } from '../src/server/transports/http/http-app.js';
-import { createServerMetrics } from '../src/server/metrics.js';
+import { createServerMetrics } from '../src/server/server-metrics.js';
 import { silentLogger } from '../src/util/log.js';
 import { arg, printTable, summarize, writeResult } from './lib/common.js';
 import { ensureLoadIndex, LOAD_INDEX_DIR } from './lib/load-index.js';

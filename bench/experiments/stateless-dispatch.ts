@@ -12,7 +12,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { StatelessMcp } from '../../src/server/transports/mcp-stateless/mcp-stateless.js';
+import { StatelessMcp } from '../../src/server/transports/http/mcp-stateless.js';
 import { arg, printTable, summarize, writeResult } from '../lib/common.js';
 
 const calls = Number(arg('calls', '4000'));

@@ -3,7 +3,7 @@ import { openDenseArm } from '../../src/index/dense/dense-arm.js';
 import { openEncoder } from '../../src/encoder/load-encoder.js';
 import type { Encoder } from '../../src/encoder/encoder.js';
 import type { DenseManifest } from '../../src/index/manifest.js';
-import type { ServedCorpus } from '../../src/search/engine-corpus.js';
+import type { ServedCorpus } from '../../src/search/served-corpus.js';
 import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
 import { silentLogger } from '../../src/util/log.js';
 import { Retriever } from '../../src/search/retriever.js';

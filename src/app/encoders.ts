@@ -7,7 +7,7 @@ import type { Device } from '../encoder/onnx-session.js';
 import { RetrieverError } from '../errors.js';
 import type { HubConfig } from '../hub/download.js';
 import type { DenseManifest } from '../index/manifest.js';
-import type { ServedCorpus } from '../search/engine-corpus.js';
+import type { ServedCorpus } from '../search/served-corpus.js';
 import { fixHintFor } from '../search/open-corpus.js';
 import type { Logger } from '../util/log.js';
 import { shellQuote } from '../util/shell-quote.js';

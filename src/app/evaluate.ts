@@ -6,7 +6,7 @@ import { runEval, type EvalRow } from '../eval/run-eval.js';
 import type { HubConfig } from '../hub/download.js';
 import type { Manifest } from '../index/manifest.js';
 import { fetchPresetFile, getPreset } from '../presets/presets.js';
-import { localOnly } from '../search/engine-corpus.js';
+import { localOnly } from '../search/served-corpus.js';
 import type { Retriever } from '../search/retriever.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
 import type { Logger } from '../util/log.js';

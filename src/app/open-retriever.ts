@@ -3,7 +3,7 @@ import { MicroBatcher, type MicroBatchOptions } from '../encoder/micro-batcher.j
 import type { HubConfig } from '../hub/download.js';
 import { openDenseArm, type DenseArmOptions } from '../index/dense/dense-arm.js';
 import type { VerifyMode } from '../index/file-integrity.js';
-import type { ServedCorpus } from '../search/engine-corpus.js';
+import type { ServedCorpus } from '../search/served-corpus.js';
 import { openCorpus } from '../search/open-corpus.js';
 import { Retriever, type RetrieverOptions } from '../search/retriever.js';
 import type { Logger } from '../util/log.js';

@@ -8,7 +8,7 @@ import { getPreset } from '../presets/presets.js';
 import type { Retriever } from '../search/retriever.js';
 import { Admission, type AdmissionOptions } from '../server/admission.js';
 import { RetrieverSlot } from '../server/mcp/retriever-slot.js';
-import { createServerMetrics, type ServerMetrics } from '../server/metrics.js';
+import { createServerMetrics, type ServerMetrics } from '../server/server-metrics.js';
 import { watchProgress } from '../util/progress.js';
 import type { McpHttpOptions } from '../server/transports/http/mcp-http.js';
 import type { HttpOptions } from '../server/transports/http/router.js';

@@ -16,9 +16,9 @@ import type { EncoderSource } from '../core/contracts.js';
 import { ChunkStore } from '../store/chunk-store.js';
 import { createProgress, formatCount } from '../util/progress.js';
 import type { Logger } from '../util/log.js';
-import { AnnCheckpoint } from './ann-checkpoint.js';
+import { AnnCheckpoint } from '../index/dense/ann-checkpoint.js';
 import { importVectors, type VectorImport } from './import-vectors.js';
-import { relinkOrphans } from './relink-orphans.js';
+import { relinkOrphans } from '../index/dense/relink-orphans.js';
 import type { DensePhase, DensePhaseContext } from './build-index.js';
 
 export interface DensePhaseOptions {

@@ -1,4 +1,4 @@
-import { localOnly } from '../search/engine-corpus.js';
+import { localOnly } from '../search/served-corpus.js';
 import type { Retriever } from '../search/retriever.js';
 import type { SearchHit, SearchMode } from '../search/types.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';

@@ -1,6 +1,6 @@
 import { RetrieverError } from '../errors.js';
 import type { ChunkRecord } from '../store/chunk-store.js';
-import type { ServedCorpus } from './engine-corpus.js';
+import type { ServedCorpus } from './served-corpus.js';
 import type { Retriever } from './retriever.js';
 
 export interface FetchRequest {

@@ -5,7 +5,7 @@ import { parseFilter } from './filters.js';
 import { ResultCache } from './result-cache.js';
 import { TurnQueue } from './turn-queue.js';
 import type { OpenCorpus } from './open-corpus.js';
-import type { EngineCorpus, ServedCorpus } from './engine-corpus.js';
+import type { EngineCorpus, ServedCorpus } from './served-corpus.js';
 import type { ParsedFilter } from './filters.js';
 import type { ScoredHit } from '../core/top-k.js';
 import type { SearchHit, SearchMode, SearchResult } from './types.js';

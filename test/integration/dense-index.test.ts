@@ -1,4 +1,4 @@
-import { localOnly } from '../../src/search/engine-corpus.js';
+import { localOnly } from '../../src/search/served-corpus.js';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { TEST_ANN } from '../helpers/ann.js';
 import { join } from 'node:path';

@@ -9,7 +9,7 @@ import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
 import { Retriever } from '../../src/search/retriever.js';
 import type { QueryEncoder } from '../../src/core/contracts.js';
 import { createHttpApp } from '../../src/server/transports/http/http-app.js';
-import { createServerMetrics } from '../../src/server/metrics.js';
+import { createServerMetrics } from '../../src/server/server-metrics.js';
 import { silentLogger } from '../../src/util/log.js';
 import { build, writeJsonl } from '../helpers/build.js';
 import { openTinyEncoder } from '../helpers/encoder.js';

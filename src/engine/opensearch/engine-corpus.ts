@@ -2,7 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { ScoredHit } from '../../core/top-k.js';
 import { describeError, RetrieverError } from '../../errors.js';
 import type { Manifest } from '../../index/manifest.js';
-import type { EngineArms, EngineCorpus, EngineQuery } from '../../search/engine-corpus.js';
+import type { EngineArms, EngineCorpus, EngineQuery } from '../../search/served-corpus.js';
 import type { SearchMode } from '../../search/types.js';
 import type { ChunkRecord, Facets } from '../../store/chunk-store.js';
 import { NO_FACETS } from '../../store/facets.js';

@@ -14,7 +14,7 @@ type WasmModule = { readonly wasmModule: unique symbol };
 // lib ES2023 declares no WebAssembly (it is in the DOM lib): the part of it used here, typed
 const wasm: WasmApi = Reflect.get(globalThis, 'WebAssembly');
 
-/** The exports of dist/wasm/term-counter.wasm (source: src/wasm/term-counter.ts). */
+/** The exports of dist/wasm/term-counter.wasm (source: src/index/bm25/wasm/term-counter.ts). */
 interface CounterExports {
   memory: { readonly buffer: ArrayBuffer };
   init(maxPostings: number, tableEntries: number, outBytes: number): void;
@@ -78,7 +78,7 @@ function counterModule(): WasmModule {
 
 /**
  * The BM25 inverter's per-word bookkeeping in WebAssembly (see
- * src/wasm/term-counter.ts): the analyzer's scanner finds the words of a batch
+ * src/index/bm25/wasm/term-counter.ts): the analyzer's scanner finds the words of a batch
  * of chunks here, in TypeScript, and the module maps each word's code units to
  * a term id through its own hash table, counts terms per chunk and appends
  * each posting to its term's postings, encoded as a run record holds them, in

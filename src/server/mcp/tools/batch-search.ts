@@ -3,7 +3,7 @@ import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
 import { checkToolArgs, filterSchema, hitSchema, modeSchema, querySchema, toolArgs, topKSchema } from '../schemas.js';
 import { SEARCH_MODES } from '../../../search/types.js';
-import { denseModel, describeCorpora, noMatches, readySlot, toHitOut } from './search.js';
+import { denseModel, describeCorpora, noMatches, readySlot, toHitOut } from '../tool-helpers.js';
 
 export function registerBatchSearch(ctx: ToolContext): void {
   const { server, slot } = ctx;

@@ -7,7 +7,7 @@ import { describeState, type RetrieverSlot } from '../../mcp/retriever-slot.js';
 import type { ConnectionStats } from './connections.js';
 import { createHttpServer, type HttpOptions } from './router.js';
 import { McpHttp, type McpHttpOptions } from './mcp-http.js';
-import type { ServerMetrics } from '../../metrics.js';
+import type { ServerMetrics } from '../../server-metrics.js';
 import type { RestContext } from '../../rest/rest.js';
 
 /** How long past the request deadline a stateless MCP request may stay unanswered before it is failed. */

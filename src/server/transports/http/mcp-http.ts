@@ -3,8 +3,8 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../../util/log.js';
-import { jsonRpcError, StatelessMcp } from '../mcp-stateless/mcp-stateless.js';
-import { openSseSession, postSseMessage } from '../sse/sse.js';
+import { jsonRpcError, StatelessMcp } from './mcp-stateless.js';
+import { openSseSession, postSseMessage } from './sse.js';
 import { sendJson } from './http-util.js';
 import { SessionRegistry } from './sessions.js';
 

@@ -19,7 +19,7 @@ import {
   tokenMatches,
 } from './http-util.js';
 import type { McpHttp } from './mcp-http.js';
-import type { ServerMetrics } from '../../metrics.js';
+import type { ServerMetrics } from '../../server-metrics.js';
 import {
   handleFlashBatchSearch,
   handleFlashSearch,

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { StatelessMcp } from '../../../../src/server/transports/mcp-stateless/mcp-stateless.js';
+import { StatelessMcp } from '../../../../src/server/transports/http/mcp-stateless.js';
 import { postJson } from '../../../helpers/http-server.js';
 
 // A real SDK McpServer with one tool behind our stateless transport, on a real HTTP server.

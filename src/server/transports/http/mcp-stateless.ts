@@ -7,7 +7,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendJson } from '../http/http-util.js';
+import { sendJson } from './http-util.js';
 
 /** The most JSON-RPC messages one POST may carry (the SDK's transport uses the same cap). */
 export const MAX_STATELESS_BATCH = 100;

@@ -1,8 +1,8 @@
 import { statSync } from 'node:fs';
-import type { AnnBuilder } from '../index/dense/ann.js';
-import { readGraphLinks } from '../index/dense/graph-file.js';
-import type { Logger } from '../util/log.js';
-import { formatBytes, formatCount, formatDuration } from '../util/progress.js';
+import type { AnnBuilder } from './ann.js';
+import { readGraphLinks } from './graph-file.js';
+import type { Logger } from '../../util/log.js';
+import { formatBytes, formatCount, formatDuration } from '../../util/progress.js';
 
 /**
  * Re-inserting a node links it to its new neighbours, which can prune another

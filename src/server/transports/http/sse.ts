@@ -1,8 +1,8 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendJson } from '../http/http-util.js';
-import type { SessionRegistry } from '../http/sessions.js';
+import { sendJson } from './http-util.js';
+import type { SessionRegistry } from './sessions.js';
 
 /**
  * The legacy MCP SSE transport (FastMCP SSE clients): GET /sse opens a

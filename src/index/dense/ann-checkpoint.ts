@@ -1,11 +1,11 @@
 import { existsSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { AnnBuilder, type AnnParams } from '../index/dense/ann.js';
-import type { VectorDtype } from '../index/dense/vectors-file.js';
-import { INDEX_FILES } from '../index/layout.js';
-import { fsyncPath, writeFileAtomic } from '../util/fs-durable.js';
-import type { Logger } from '../util/log.js';
-import { formatCount } from '../util/progress.js';
+import { AnnBuilder, type AnnParams } from './ann.js';
+import type { VectorDtype } from './vectors-file.js';
+import { INDEX_FILES } from '../layout.js';
+import { fsyncPath, writeFileAtomic } from '../../util/fs-durable.js';
+import type { Logger } from '../../util/log.js';
+import { formatCount } from '../../util/progress.js';
 
 /** What a graph depends on besides its rows: a graph saved under other values is another graph. */
 export interface CheckpointKey {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { TEST_ANN } from '../../helpers/ann.js';
 import { afterAll, describe, expect, it } from 'vitest';
-import { RELINK_ROUNDS, relinkOrphans } from '../../../src/build/relink-orphans.js';
+import { RELINK_ROUNDS, relinkOrphans } from '../../../src/index/dense/relink-orphans.js';
 import { AnnBuilder, AnnIndex, type AnnParams } from '../../../src/index/dense/ann.js';
 import { readGraphLinks } from '../../../src/index/dense/graph-file.js';
 import { createLogger } from '../../../src/util/log.js';
