@@ -134,13 +134,27 @@ export class OnnxEncoder implements Encoder {
     if (texts.length === 0) return Promise.resolve([]);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject, ...(signal ? { signal } : {}) });
       const msg: ToEncoder = { type: 'embed', session: this.session, id, texts };
+      // the listener lives as long as the request: a build passes one signal to thousands of windows
+      let detach = (): void => {};
       if (signal) {
         const cancel = new Int32Array(new SharedArrayBuffer(4));
         msg.cancel = cancel;
-        signal.addEventListener('abort', () => Atomics.store(cancel, 0, 1), { once: true });
+        const onAbort = (): void => void Atomics.store(cancel, 0, 1);
+        signal.addEventListener('abort', onAbort, { once: true });
+        detach = () => signal.removeEventListener('abort', onAbort);
       }
+      this.pending.set(id, {
+        resolve: (v) => {
+          detach();
+          resolve(v);
+        },
+        reject: (e) => {
+          detach();
+          reject(e);
+        },
+        ...(signal ? { signal } : {}),
+      });
       encoderHost.post(msg);
     });
   }
