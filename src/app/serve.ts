@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { buildLockHolder } from '../build/build-lock.js';
 import { describeError, isRetrieverError, RetrieverError } from '../errors.js';
 import { INDEX_FILES } from '../index/layout.js';
@@ -10,6 +9,7 @@ import { Admission, type AdmissionOptions } from '../server/admission.js';
 import { RetrieverSlot } from '../server/mcp/retriever-slot.js';
 import { createServerMetrics, type ServerMetrics } from '../server/server-metrics.js';
 import { watchProgress } from '../util/progress.js';
+import { sleep } from '../util/sleep.js';
 import type { McpHttpOptions } from '../server/transports/http/mcp-http.js';
 import type { HttpOptions } from '../server/transports/http/router.js';
 import { openRetriever, type OpenedRetriever, type RetrieverSetup } from './open-retriever.js';
@@ -198,7 +198,7 @@ async function waitForOtherBuild(
   cfg.log.info(`corpus ${name} is being built by another process (pid ${holder.pid}); waiting for it to finish`);
   while (holder) {
     slot.update({ name, state: 'building', phase: `waiting for the build by pid ${holder.pid}` });
-    await delay(1000, undefined, { signal }).catch(() => signal.throwIfAborted());
+    await sleep(1000, signal);
     holder = buildLockHolder(cfg.indexDir, name);
   }
   if (!built()) {

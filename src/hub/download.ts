@@ -14,7 +14,8 @@ import { dirname, join } from 'node:path';
 import { RetrieverError } from '../errors.js';
 import { hashFile } from '../util/hash-file.js';
 import type { Logger } from '../util/log.js';
-import { lockHolder, tryLock, type PidLock } from '../util/pid-lock.js';
+import { lockHolder, tryLock } from '../util/pid-lock.js';
+import { sleep } from '../util/sleep.js';
 import { createProgress, formatBytes } from '../util/progress.js';
 import { cachedPath, knownAbsent, linkSnapshot, recordAbsent, recordRef, repoCacheDir, type HubFile } from './cache.js';
 
@@ -76,7 +77,7 @@ export async function fetchHubFile(cfg: HubConfig, f: HubFile): Promise<string> 
   try {
     info = await headFile(cfg, f);
   } catch (err) {
-    if (cached && isNetworkError(err)) {
+    if (cached && err instanceof HubUnreachable) {
       cfg.log.warn(`cannot reach ${cfg.endpoint} (${(err as Error).message}); using the cached ${f.repo}/${f.path}`);
       return cached;
     }
@@ -105,7 +106,7 @@ export async function fetchOptionalHubFile(cfg: HubConfig, f: HubFile): Promise<
     return await fetchHubFile(cfg, f);
   } catch (err) {
     if (err instanceof HubNotFound) return undefined;
-    if (isNetworkError(err)) {
+    if (err instanceof HubUnreachable) {
       cfg.log.warn(`cannot reach ${cfg.endpoint}; going on without ${f.repo}/${f.path} (${(err as Error).message})`);
       return undefined;
     }
@@ -118,10 +119,6 @@ class HubNotFound extends RetrieverError {}
 
 /** A failure to reach the endpoint at all (as opposed to an answer the hub gave). */
 class HubUnreachable extends RetrieverError {}
-
-function isNetworkError(err: unknown): boolean {
-  return err instanceof HubUnreachable;
-}
 
 function validateRepo(f: HubFile): void {
   const ok = /^[\w.-]+(\/[\w.-]+)?$/.test(f.repo) && !f.repo.includes('..');
@@ -207,7 +204,7 @@ async function downloadLocked(cfg: HubConfig, f: HubFile, info: RemoteInfo, blob
       try {
         if (!existsSync(blob)) await downloadBlob(cfg, f, info, blob);
       } finally {
-        (got as PidLock).release();
+        got.release();
       }
       return;
     }
@@ -354,19 +351,4 @@ function verify(path: string, info: RemoteInfo, f: HubFile): void {
       `checksum mismatch for ${f.repo}/${f.path}: expected ${info.etag}, got ${digest}; the partial file was removed, rerun to download again`,
     );
   }
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason as Error);
-    const t = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(t);
-      reject(signal?.reason as Error);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
 }
