@@ -123,11 +123,8 @@ async function handle(app: RouterContext, opts: HttpOptions, req: IncomingMessag
   }
   const retriever = app.retriever() as Retriever;
   if (x.path === '/ready') {
-    // a corpus in an engine is ready only while the engine answers (every node down: not ready)
-    for (const c of retriever.corpora) {
-      const why = c.kind === 'engine' ? await c.unreachable() : undefined;
-      if (why) return x.fail('NOT_READY', `corpus ${c.name}: ${why}`);
-    }
+    const trouble = await engineTrouble(retriever);
+    if (trouble) return x.fail('NOT_READY', trouble);
     sendJson(res, 200, { status: 'ready', corpora: retriever.corpora.map((c) => c.name) });
     return;
   }
@@ -217,12 +214,19 @@ function refusedBeforeAdmission(app: RouterContext, opts: HttpOptions, x: Exchan
   return false;
 }
 
+/** A corpus in an engine is ready only while the engine answers: why one does not (every node down), if any. */
+async function engineTrouble(r: Retriever): Promise<string | undefined> {
+  for (const c of r.corpora) {
+    const why = c.kind === 'engine' ? await c.unreachable() : undefined;
+    if (why) return `corpus ${c.name}: ${why}`;
+  }
+  return undefined;
+}
+
 /** Whether the server would answer /ready with 200: loaded, not draining, and every engine reachable. */
 async function readyStatus(app: RouterContext): Promise<boolean> {
   const r = app.retriever();
-  if (!r || app.draining()) return false;
-  for (const c of r.corpora) if (c.kind === 'engine' && (await c.unreachable())) return false;
-  return true;
+  return r !== undefined && !app.draining() && (await engineTrouble(r)) === undefined;
 }
 
 /** The routes that search: SSE, the REST compatibility routes and MCP. */
