@@ -129,8 +129,8 @@ function checkNamedModel(c: ServedCorpus, flags: EncoderFlags): void {
   const own = [e.model, ...(e.source.kind === 'hub' ? [e.source.repo] : [])];
   const problems: string[] = [];
   if (flags.model !== undefined && !own.includes(flags.model)) problems.push(`--model ${flags.model}`);
-  if (flags.variant !== undefined && variantFileOrUndefined(flags.variant) !== e.variant)
-    problems.push(`--model-variant ${flags.variant} (${variantFileOrUndefined(flags.variant) ?? 'unknown'})`);
+  const variant = flags.variant !== undefined ? variantFileOrUndefined(flags.variant) : e.variant;
+  if (variant !== e.variant) problems.push(`--model-variant ${flags.variant} (${variant ?? 'unknown'})`);
   if (problems.length === 0) return;
   throw new RetrieverError(
     'INDEX_INCOMPATIBLE',

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
-import { checkModelFile, MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, readModelFile } from './read-model-file.js';
+import { checkModelFile, MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, readModelJson } from './read-model-file.js';
 
 /**
  * A Hugging Face ONNX export on disk (the Xenova/optimum layout):
@@ -78,15 +78,7 @@ export function resolveModelDir(dir: string, variant: string): ModelFiles {
   }
   checkModelFile(need.onnx);
   checkModelFile(need.tokenizer, MAX_TOKENIZER_BYTES);
-  let config: { hidden_size?: unknown; max_position_embeddings?: unknown };
-  try {
-    config = JSON.parse(readModelFile(need.config, MAX_CONFIG_BYTES)) as typeof config;
-  } catch (err) {
-    if (err instanceof RetrieverError) throw err;
-    throw new RetrieverError('MODEL', `cannot read ${need.config}: ${(err as Error).message}`, { cause: err });
-  }
-  if (typeof config !== 'object' || config === null)
-    throw new RetrieverError('MODEL', `${need.config} is not a JSON object`);
+  const config: { hidden_size?: unknown; max_position_embeddings?: unknown } = readJson(need.config) ?? {};
   const hiddenSize = positiveInt(config.hidden_size, need.config, 'hidden_size', 65_536);
   const maxPositions =
     config.max_position_embeddings === undefined
@@ -113,28 +105,18 @@ function positiveInt(v: unknown, path: string, key: string, max: number): number
   return v;
 }
 
+/** A model settings file that must hold a JSON object (undefined when the file is absent). */
 function readJson(path: string): Record<string, unknown> | undefined {
   if (!existsSync(path)) return undefined;
-  try {
-    const v = JSON.parse(readModelFile(path, MAX_CONFIG_BYTES)) as unknown;
-    if (v !== null && typeof v === 'object') return v as Record<string, unknown>;
-  } catch (err) {
-    if (err instanceof RetrieverError) throw err;
-    throw new RetrieverError('MODEL', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
-  }
+  const v = readModelJson(path, MAX_CONFIG_BYTES);
+  if (v !== null && typeof v === 'object' && !Array.isArray(v)) return v as Record<string, unknown>;
   throw new RetrieverError('MODEL', `${path} is not a JSON object`);
 }
 
 /** Reads a sentence-transformers model's pooling, normalisation, window and prompts. */
 export function readSentenceTransformers(dir: string): SentenceTransformersConfig {
   const modulesPath = join(dir, 'modules.json');
-  let modules: unknown;
-  try {
-    modules = JSON.parse(readModelFile(modulesPath, MAX_CONFIG_BYTES));
-  } catch (err) {
-    if (err instanceof RetrieverError) throw err;
-    throw new RetrieverError('MODEL', `cannot read ${modulesPath}: ${(err as Error).message}`, { cause: err });
-  }
+  const modules = readModelJson(modulesPath, MAX_CONFIG_BYTES);
   if (!Array.isArray(modules)) throw new RetrieverError('MODEL', `${modulesPath} is not a JSON list of modules`);
   const types = modules.map((m) => String((m as { type?: unknown }).type ?? ''));
   const poolingModule = modules.find((m) => String((m as { type?: unknown }).type).endsWith('.Pooling')) as

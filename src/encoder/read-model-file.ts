@@ -12,9 +12,19 @@ export const MAX_CONFIG_BYTES = 4 * 2 ** 20;
  * out and aborted the process, and a directory in a file's place gave a bare
  * EISDIR. Either is a one-line MODEL error naming the path.
  */
-export function readModelFile(path: string, maxBytes: number): string {
+function readModelFile(path: string, maxBytes: number): string {
   checkModelFile(path, maxBytes);
   return readFileSync(path, 'utf8');
+}
+
+/** `readModelFile` parsed as JSON: a file that does not parse is a MODEL error naming it, as is any read error. */
+export function readModelJson(path: string, maxBytes: number): unknown {
+  const text = readModelFile(path, maxBytes);
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new RetrieverError('MODEL', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 /** Throws unless `path` is a regular file of at most `maxBytes` (Infinity: any size). */

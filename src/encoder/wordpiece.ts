@@ -1,5 +1,5 @@
 import { RetrieverError } from '../errors.js';
-import { MAX_TOKENIZER_BYTES, readModelFile } from './read-model-file.js';
+import { MAX_TOKENIZER_BYTES, readModelJson } from './read-model-file.js';
 import {
   forEachBertWord,
   isBertDroppedChar,
@@ -79,13 +79,7 @@ export class WordPieceTokenizer {
 
   /** Loads tokenizer.json; only BERT WordPiece tokenizers (e5, BGE, MiniLM…) are supported. */
   static fromFile(path: string): WordPieceTokenizer {
-    let json: TokenizerJson;
-    try {
-      json = JSON.parse(readModelFile(path, MAX_TOKENIZER_BYTES)) as TokenizerJson;
-    } catch (err) {
-      if (err instanceof RetrieverError) throw err;
-      throw new RetrieverError('MODEL', `cannot read tokenizer ${path}: ${(err as Error).message}`, { cause: err });
-    }
+    const json = readModelJson(path, MAX_TOKENIZER_BYTES) as TokenizerJson;
     if (typeof json !== 'object' || json === null || Array.isArray(json)) {
       throw new RetrieverError(
         'MODEL',
