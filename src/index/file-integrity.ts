@@ -31,9 +31,19 @@ export interface WholeFileHash {
 }
 
 export function wholeFileHash(path: string): WholeFileHash {
+  const fd = openSync(path, 'r');
+  try {
+    return wholeFdHash(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** `wholeFileHash` of a descriptor already open (positioned reads). */
+function wholeFdHash(fd: number): WholeFileHash {
   const whole = createHash('sha256');
   let bytes = 0;
-  forEachFileChunk(path, (chunk) => {
+  forEachFdChunk(fd, (chunk) => {
     whole.update(chunk);
     bytes += chunk.length;
   });
@@ -141,7 +151,7 @@ export function verifyFiles(
     const fd = held ?? openSync(path, 'r');
     try {
       if (!rec.blocks) {
-        if (mode !== 'sample' && fingerprintFd(fd).sha256 !== rec.sha256) throw corrupt(path, fixHint);
+        if (mode !== 'sample' && wholeFdHash(fd).sha256 !== rec.sha256) throw corrupt(path, fixHint);
         continue;
       }
       const n = rec.blocks.length;
@@ -158,12 +168,6 @@ export function verifyFiles(
       if (held === undefined) closeSync(fd);
     }
   }
-}
-
-function fingerprintFd(fd: number): { sha256: string } {
-  const whole = createHash('sha256');
-  forEachFdChunk(fd, (chunk) => whole.update(chunk));
-  return { sha256: whole.digest('hex') };
 }
 
 /** A check of every block running on a worker thread; `done` rejects with INDEX_CORRUPT (or IO) on the first mismatch. */
