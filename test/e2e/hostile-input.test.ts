@@ -2,7 +2,7 @@ import { cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } f
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeJsonl } from '../helpers/build.js';
+import { bm25BuildArgs, writeJsonl } from '../helpers/build.js';
 import { TINY_MODEL, tinyBuildArgs } from '../helpers/encoder.js';
 import { connectStdio, runBinAsync, type ToolText } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
@@ -26,7 +26,7 @@ describe('hostile corpus files', () => {
       ),
     );
     const t0 = Date.now();
-    const r = await build(['--name', 'c', '--input', path, '--format', 'wiki18', '--index-dir', dir(), '--no-dense']);
+    const r = await build(bm25BuildArgs('c', path, dir(), 'wiki18'));
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/built c: 2 documents, 2 chunks/);
     // the same file uncompressed builds in seconds; 1,500 re-copies of the growing line took minutes
@@ -41,7 +41,7 @@ describe('hostile corpus files', () => {
       '{"id":"doc\\ud800x","title":"T\\udc00itle","text":"river bank erosion"}\n{"id":"plain","title":"P","text":"lake"}\n',
     );
     const indexDir = dir();
-    const r = await build(['--name', 'c', '--input', path, '--format', 'jsonl', '--index-dir', indexDir, '--no-dense']);
+    const r = await build(bm25BuildArgs('c', path, indexDir, 'jsonl'));
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/1 records held lone surrogates .* replaced by U\+FFFD/);
     const s = await connectStdio(['--corpus', 'c', '--index-dir', indexDir]);
@@ -70,7 +70,7 @@ describe('hostile corpus files', () => {
       { id: 'b', title: '', text: '' },
       { id: 'c', title: 'C', text: 'something' },
     ]);
-    const r = await build(['--name', 'c', '--input', path, '--format', 'jsonl', '--index-dir', dir(), '--no-dense']);
+    const r = await build(bm25BuildArgs('c', path, dir(), 'jsonl'));
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/2 documents had no text and got no chunk \(the first: id "a"\)/);
   });
@@ -80,7 +80,7 @@ describe('hostile corpus files', () => {
     for (let i = 0; i < 5000; i++) meta = `{"a":${meta}}`;
     const path = join(tmp.dir, 'deep.jsonl');
     writeFileSync(path, `{"id":"ok","text":"fine"}\n{"id":"x","text":"hello","metadata":${meta}}\n`);
-    const r = await build(['--name', 'c', '--input', path, '--format', 'jsonl', '--index-dir', dir(), '--no-dense']);
+    const r = await build(bm25BuildArgs('c', path, dir(), 'jsonl'));
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/deep\.jsonl line 2: .*(nested \d+ levels deep|nested too deeply)/);
     expect(r.stderr).not.toMatch(/Maximum call stack size exceeded$/m);

@@ -1,7 +1,7 @@
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeJsonl } from '../helpers/build.js';
+import { bm25BuildArgs, writeJsonl } from '../helpers/build.js';
 import { makeLongPassages } from '../helpers/long-passages.js';
 import { postJson, startHttpServer, type RunningServer } from '../helpers/http-server.js';
 import { runBin, runBinAsync } from '../helpers/mcp.js';
@@ -15,17 +15,7 @@ const indexDir = join(tmp.dir, 'indexes');
 beforeAll(() => {
   // 500-word passages: a top-100 answer is ~0.6 MB, the size that filled the cache past the heap
   const input = writeJsonl(tmp.dir, 'long.jsonl', makeLongPassages(3000, 500));
-  const r = runBin(BIN.build, [
-    '--name',
-    'c',
-    '--input',
-    input,
-    '--format',
-    'wiki18',
-    '--index-dir',
-    indexDir,
-    '--no-dense',
-  ]);
+  const r = runBin(BIN.build, bm25BuildArgs('c', input, indexDir));
   expect(r.status, r.stderr).toBe(0);
 }, 120_000);
 afterAll(tmp.cleanup);

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeJsonl } from '../helpers/build.js';
+import { bm25BuildArgs, writeJsonl } from '../helpers/build.js';
 import { tinyBuildArgs } from '../helpers/encoder.js';
 import { postJson, startHttpServer, type RunningServer } from '../helpers/http-server.js';
 import { connectStdio, runBin, runBinAsync, textOf, type ToolText } from '../helpers/mcp.js';
@@ -23,19 +23,7 @@ beforeAll(async () => {
     })),
   );
   expect(runBin(BIN.build, tinyBuildArgs('c', input, indexDir)).status).toBe(0);
-  expect(
-    runBin(BIN.build, [
-      '--name',
-      'plain',
-      '--input',
-      input,
-      '--format',
-      'wiki18',
-      '--index-dir',
-      indexDir,
-      '--no-dense',
-    ]).status,
-  ).toBe(0);
+  expect(runBin(BIN.build, bm25BuildArgs('plain', input, indexDir)).status).toBe(0);
   server = await startHttpServer(['--corpus', 'c', '--index-dir', indexDir, '--auth-token', 'sekret']);
 }, 120_000);
 afterAll(async () => {

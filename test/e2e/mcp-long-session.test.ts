@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeJsonl } from '../helpers/build.js';
+import { bm25BuildArgs, writeJsonl } from '../helpers/build.js';
 import { startHttpServer, type RunningServer } from '../helpers/http-server.js';
 import { runBin, textOf, type ToolText } from '../helpers/mcp.js';
 import { BIN, makeTempDir } from '../helpers/paths.js';
@@ -23,10 +23,7 @@ beforeAll(async () => {
       contents: `"T${i}"\nriver bank number ${i} ${'word '.repeat(60)}`,
     })),
   );
-  expect(
-    runBin(BIN.build, ['--name', 'c', '--input', input, '--format', 'wiki18', '--index-dir', indexDir, '--no-dense'])
-      .status,
-  ).toBe(0);
+  expect(runBin(BIN.build, bm25BuildArgs('c', input, indexDir)).status).toBe(0);
   // a heap the leak exhausted within the calls below; the fixed server stays far under it
   server = await startHttpServer(['--corpus', 'c', '--index-dir', indexDir, '--cache-mb', '4'], {
     NODE_OPTIONS: '--max-old-space-size=40',

@@ -38,3 +38,8 @@ export function copyIndex(fromIndexDir: string, name: string, toIndexDir: string
   cpSync(realpathSync(join(fromIndexDir, name)), join(toIndexDir, name), { recursive: true });
   return { indexDir: toIndexDir, dir: join(toIndexDir, name) };
 }
+
+/** `retriever-mcp build` arguments for a BM25-only index of `input` (tinyBuildArgs is the dense twin). */
+export function bm25BuildArgs(name: string, input: string, indexDir: string, format = 'wiki18'): string[] {
+  return ['--name', name, '--input', input, '--format', format, '--index-dir', indexDir, '--no-dense'];
+}

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { writeJsonl } from './build.js';
+import { bm25BuildArgs, writeJsonl } from './build.js';
 import { startHttpServer, type RunningServer } from './http-server.js';
 import { runBin } from './mcp.js';
 import { BIN } from './paths.js';
@@ -19,17 +19,7 @@ export async function serveClientCorpus(dir: string, token: string): Promise<{ i
       contents: `"Topic ${i}"\nParagraph ${i} is about ${['rivers', 'kings', 'films'][i % 3]} and the number ${i * 7}.`,
     })),
   );
-  const r = runBin(BIN.build, [
-    '--name',
-    'c',
-    '--input',
-    input,
-    '--format',
-    'wiki18',
-    '--index-dir',
-    indexDir,
-    '--no-dense',
-  ]);
+  const r = runBin(BIN.build, bm25BuildArgs('c', input, indexDir));
   if (r.status !== 0) throw new Error(`build-index failed (${r.status}): ${r.stderr}`);
   const srv = await startHttpServer(['--corpus', 'c', '--index-dir', indexDir], { RETRIEVER_MCP_TOKEN: token });
   return { indexDir, srv };

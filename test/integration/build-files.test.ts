@@ -17,7 +17,7 @@ import { lockBuild } from '../../src/build/build-lock.js';
 import { openCorpus } from '../../src/search/open-corpus.js';
 import { silentLogger } from '../../src/util/log.js';
 import { bootId, processStartTicks } from '../../src/util/process-identity.js';
-import { build, writeJsonl } from '../helpers/build.js';
+import { bm25BuildArgs, build, writeJsonl } from '../helpers/build.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, makeTempDir } from '../helpers/paths.js';
 
@@ -154,10 +154,7 @@ describe('a stale lock whose PID is alive again', () => {
     // PID 1 runs, but not since the recorded start: the lock's holder is gone
     writeFileSync(join(indexDir, '.c.lock'), record(1, 'not-its-start-time'));
     const buildNamed = (file: string, word: string) =>
-      runBin(BIN.build, [
-        ...['--name', 'c', '--input', writeJsonl(tmp.dir, file, docs(word)), '--format', 'wiki18'],
-        ...['--index-dir', indexDir, '--no-dense'],
-      ]);
+      runBin(BIN.build, bm25BuildArgs('c', writeJsonl(tmp.dir, file, docs(word)), indexDir));
     const r = buildNamed('r.jsonl', 'x');
     expect(r.status, r.stderr).toBe(0);
     // while one recording PID 1's real start time is held
