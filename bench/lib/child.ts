@@ -65,7 +65,7 @@ export function buildWiki18Index(
 export function ensureGenCorpus(n: number): string {
   const path = join(BENCH_DATA, `gen-${sizeLabel(n)}.jsonl`);
   if (!existsSync(path)) {
-    runCommand(process.execPath, [join(ROOT, 'dist/bench/gen-corpus.js'), '--passages', String(n), '--out', path]);
+    runCommand(process.execPath, [join(ROOT, 'dist/bench/lib/gen-corpus.js'), '--passages', String(n), '--out', path]);
   }
   return path;
 }

@@ -1,5 +1,6 @@
 import { execSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { percentile } from '../../src/util/percentile.js';
@@ -64,11 +65,37 @@ function gitCommit(): string {
   }
 }
 
+/** The machine a result was taken on, recorded beside it (BENCHMARKS.md prints it). */
+export function machine(): { cpus: number; cpu: string; memGiB: number; node: string; os: string } {
+  const list = cpus();
+  return {
+    cpus: list.length,
+    cpu: list[0]?.model.trim() ?? 'unknown',
+    memGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    os: `${process.platform} ${process.arch}`,
+  };
+}
+
+/** How this run was started, as `npm run bench -- NAME ARGS` (the suite is the script's file name). */
+function benchCommand(): string {
+  const script = (process.argv[1] ?? '').replace(/^.*\//, '').replace(/\.js$/, '');
+  return ['npm run bench --', script, ...process.argv.slice(2)].join(' ');
+}
+
 export function writeResult(name: string, data: unknown): string {
   mkdirSync(BENCH_RESULTS, { recursive: true });
   const path = join(BENCH_RESULTS, `${name}.json`);
   const commit = gitCommit();
-  writeFileSync(path, `${JSON.stringify({ date: new Date().toISOString(), commit, ...(data as object) }, null, 2)}\n`);
+  const record = {
+    date: new Date().toISOString(),
+    commit,
+    command: benchCommand(),
+    machine: machine(),
+    wall_s: Math.round(process.uptime()),
+    ...(data as object),
+  };
+  writeFileSync(path, `${JSON.stringify(record, null, 2)}\n`);
   process.stdout.write(`\nwrote ${path}\n`);
   return path;
 }

@@ -27,7 +27,7 @@ export function faissPython(log: (line: string) => void = () => {}): string {
   return py;
 }
 
-/** What a faiss peer (bench/ann_peer.py --engine faiss-factory) runs on: an .fbin base, f32 queries, exact truth. */
+/** What a faiss peer (bench/peers/ann_peer.py --engine faiss-factory) runs on: an .fbin base, f32 queries, exact truth. */
 export interface FaissFiles {
   vectors: string;
   queries: string;
@@ -58,7 +58,7 @@ export function runFaiss(
   run: FaissRun,
 ): { json: Record<string, unknown>; wallS: number; maxRssMiB?: number } {
   const r = runCommand(py, [
-    join(ROOT, 'bench/ann_peer.py'),
+    join(ROOT, 'bench/peers/ann_peer.py'),
     ...['--engine', 'faiss-factory', '--factory', run.factory, '--params', run.params.join('|')],
     ...['--phase', phase, '--base', f.vectors, '--offset', '8'], // 8: the .fbin header
     ...['--queries', f.queries, '--truth', f.truth, '--index', f.index, '--dim', String(f.dim)],

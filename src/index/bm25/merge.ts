@@ -119,7 +119,7 @@ class RangeReader {
  * as they are; only the first gap of each stretch is re-encoded. The chains
  * and cursors are reused from term to term (most terms of a large merge sit in
  * several runs) and short stretches are copied without a subarray view, which
- * made the merge much faster (bench/experiments/merge-runs.ts; figures in
+ * made the merge much faster (figures, and the removed experiment that made them, in
  * docs/lab-notes/2026-11-build-throughput.md).
  */
 function writeMerged(lists: RunRecord[], sink: ByteSink): number {

@@ -202,7 +202,7 @@ export class AnnBuilder {
   /**
    * Removes each node and adds it again, on one thread, so that it is
    * linked anew: a node no link points to gets in-links from its new
-   * neighbours (bench/experiments/ann-reach.ts: every orphan of three 100k builds came
+   * neighbours (docs/lab-notes/2026-11-24-hnsw-orphans.md: every orphan of three 100k builds came
    * back). The removed slot is reused, so the graph keeps its size.
    */
   reinsert(nums: readonly number[], rowOf: (num: number) => Float32Array): void {

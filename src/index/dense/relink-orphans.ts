@@ -7,8 +7,8 @@ import { formatBytes, formatCount, formatDuration } from '../../util/progress.js
 /**
  * Re-inserting a node links it to its new neighbours, which can prune another
  * node's last in-link; a round finds the orphans that leaves. One round
- * cleared every orphan of the 100k, 1M and 2M graphs in BENCHMARKS.md
- * (bench/experiments/ann-reach.ts, bench/ann-orphans.ts).
+ * cleared every orphan of the 100k, 1M and 2M graphs measured in
+ * docs/lab-notes/2026-11-24-hnsw-orphans.md.
  */
 export const RELINK_ROUNDS = 3;
 /** Keys named in a warning about nodes left unreachable. */

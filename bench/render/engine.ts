@@ -1,0 +1,58 @@
+import { type Results, runLine } from './lib.js';
+
+/** The OpenSearch backend beside local files, on the same queries (bench/suites/engine-agreement.ts). */
+export function renderEngineAgreement(results: Results): string {
+  const out: string[] = [];
+  const a = results['engine-agreement'];
+  if (a) {
+    out.push(
+      '| data set | chunks | mode | overlap@10 | R@5 local | R@5 engine | ms/query local | ms/query engine |',
+      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    );
+    for (const d of (a['datasets'] as Array<Record<string, unknown>>) ?? []) {
+      const modes = d['modes'] as Record<string, Record<string, unknown>>;
+      for (const [mode, r] of Object.entries(modes)) {
+        const local = r['local'] as Record<string, number>;
+        const engine = r['engine'] as Record<string, number>;
+        out.push(
+          `| ${String(d['dataset'])} | ${String(d['chunks'])} | ${mode} | ${(r['overlap10'] as number).toFixed(3)} | ${(local['R@5'] ?? NaN).toFixed(4)} | ${(engine['R@5'] ?? NaN).toFixed(4)} | ${(r['localMsPerQuery'] as number).toFixed(1)} | ${(r['engineMsPerQuery'] as number).toFixed(1)} |`,
+        );
+      }
+    }
+    out.push('', `${String(a['engine'])}; model ${String(a['model'])}. ${runLine('engine-agreement', a)}.`);
+  }
+  return out.length > 0 ? out.join('\n') : '_No results yet: run `npm run bench -- engine-agreement`._';
+}
+
+/** The OpenSearch backend under the loss of its cluster manager (bench/suites/engine-failover.ts). */
+export function renderEngineFailover(results: Results): string {
+  const out: string[] = [];
+  const f = results['engine-failover'];
+  if (f) {
+    type Stretch = { seconds: number; qps: number; p50Ms: number; p99Ms: number; maxMs: number; errors: number };
+    const row = (label: string, s: Stretch) =>
+      `| ${label} | ${s.seconds.toFixed(0)} | ${s.qps.toFixed(0)} | ${s.p50Ms.toFixed(0)} | ${s.p99Ms.toFixed(0)} | ${s.maxMs.toFixed(0)} | ${s.errors} |`;
+    out.push(
+      '| stretch | seconds | QPS | p50 ms | p99 ms | slowest ms | errors |',
+      '| --- | --- | --- | --- | --- | --- | --- |',
+      row('embedded (local files), reference', f['embedded'] as Stretch),
+      row('engine, before the kill', f['before'] as Stretch),
+      row('engine, first 10 s after the kill', f['firstTenSeconds'] as Stretch),
+      row('engine, the rest on two nodes', f['rest'] as Stretch),
+      ...(f['back']
+        ? [
+            row('engine, node restarting', f['restarting'] as Stretch),
+            row('engine, three nodes again (green)', f['back'] as Stretch),
+          ]
+        : []),
+      '',
+      `${String(f['clients'])} clients, hybrid top-5 on ${String(f['dataset'])} (${String(f['chunks'])} chunks, ${String(f['model'])}); ${String(f['engine'])}; killed ${String(f['killed'])}. ` +
+        `Longest stretch with no answer: ${(f['longestSilenceMs'] as number).toFixed(0)} ms; throughput back to 80% of the steady rate (3-second mean) ${f['recoveredAfterS'] === null ? 'not within the run' : `after ${String(f['recoveredAfterS'])} s`}; ` +
+        `${f['greenAfterRestartS'] !== undefined ? `Restarted on its data, the node rejoined and the cluster was green after ${(f['greenAfterRestartS'] as number).toFixed(1)} s. ` : ''}` +
+        `Cluster at the end: ${String((f['clusterAfter'] as { status: string }).status)}, ${String((f['clusterAfter'] as { nodes: number }).nodes)} nodes, ${String(f['chunksAfter'])} chunks. ` +
+        `Server resident memory: ${(f['engineServerRssMiB'] as number).toFixed(0)} MiB on the engine, ${(f['embedded'] as { rssMiB: number }).rssMiB.toFixed(0)} MiB embedded. ` +
+        `${runLine('engine-failover', f)}.`,
+    );
+  }
+  return out.length > 0 ? out.join('\n') : '_No results yet: run `npm run bench -- engine-failover`._';
+}

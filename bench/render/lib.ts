@@ -1,0 +1,56 @@
+/** What every renderer shares: a result file's shape and the line that says where a figure came from. */
+
+export interface Machine {
+  cpus: number;
+  cpu: string;
+  memGiB: number;
+  node: string;
+  os: string;
+}
+
+/** A `bench/results/NAME.json` file as `writeResult` wrote it. */
+export type Result = Record<string, unknown> & { date?: string; commit?: string; command?: string; machine?: Machine };
+export type Row = Record<string, string | number | boolean | null>;
+export type Results = Record<string, Result>;
+
+export function rows(r: Result, key = 'rows'): Row[] {
+  const v = r[key];
+  return Array.isArray(v) ? (v as Row[]) : [];
+}
+
+/** A number as a table shows it: integers whole, small figures with two decimals, the rest with one. */
+export function fmt(v: unknown): string {
+  if (typeof v !== 'number') return String(v ?? '—');
+  if (!Number.isFinite(v)) return '—';
+  return Number.isInteger(v) ? String(v) : v.toFixed(Math.abs(v) < 10 ? 2 : 1);
+}
+
+/** The machine a result names; results from before 2026-11-27 did not record one. */
+export function machineText(r: Result): string {
+  const m = r.machine;
+  if (!m) return 'machine not recorded';
+  return `${m.cpus} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node.replace(/^v/, '')}`;
+}
+
+/** "2026-11-25 at 28b9620, 2 × …, [json](bench/results/NAME.json)": when, where and the data behind a figure. */
+export function runLine(name: string, r: Result): string {
+  const command = r.command ? `\`${r.command}\`, ` : '';
+  return `${(r.date ?? '').slice(0, 10)} at ${r.commit ?? 'unknown'}, ${command}${machineText(r)}, [json](bench/results/${name}.json)`;
+}
+
+/** The result files whose names start with `prefix` (or equal it), in name order. */
+export function named(results: Results, prefix: string): Array<[string, Result]> {
+  return Object.entries(results)
+    .filter(([name]) => name === prefix || name.startsWith(`${prefix}-`))
+    .sort(([a], [b]) => a.localeCompare(b));
+}
+
+/** A compact markdown table of rows as a bench printed them (every column any row has). */
+export function table(list: Row[]): string {
+  const cols = [...new Set(list.flatMap((row) => Object.keys(row)))];
+  return [
+    `| ${cols.join(' | ')} |`,
+    `| ${cols.map(() => '---').join(' | ')} |`,
+    ...list.map((row) => `| ${cols.map((c) => fmt(row[c])).join(' | ')} |`),
+  ].join('\n');
+}

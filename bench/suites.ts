@@ -1,0 +1,227 @@
+/**
+ * The live benchmark suites: what each one backs, what it needs, how long it
+ * runs, and how its results are rendered. `npm run bench -- NAME` runs
+ * `bench/suites/NAME.ts`; `npm run bench:render` writes BENCHMARKS.md,
+ * bench/README.md's list and README's tables from `bench/results/*.json`
+ * through this list. A suite that is not here is not a benchmark.
+ */
+import { renderBm25Real, renderScaleCorpus } from './render/bm25-real.js';
+import { renderEngineAgreement, renderEngineFailover } from './render/engine.js';
+import { renderFaissCpu } from './render/faiss-cpu.js';
+import { fmt, named, type Result, type Results, rows, runLine, table } from './render/lib.js';
+import { renderNumerics } from './render/numerics.js';
+import { renderQuality } from './render/quality.js';
+import { renderMcpSideBySide, renderSeedRatios, renderSideBySide } from './render/side-by-side.js';
+
+export interface Suite {
+  /** `npm run bench -- NAME`; results are `bench/results/NAME.json` or `NAME-*.json`. */
+  name: string;
+  title: string;
+  /** The claim it backs and how it measures it, in a few sentences. */
+  about: string;
+  /** What a run needs beyond `npm ci`. */
+  needs: string;
+  /** Wall time of a run with the default arguments on the development machine. */
+  runtime: string;
+  render: (results: Results) => string;
+}
+
+/** Each of the suite's result files as a table of its rows, with the line that says where it ran. */
+function generic(name: string): (results: Results) => string {
+  return (results) => {
+    // event-loop's files are not event-loop-bm25's
+    const others = SUITES.map((x) => x.name).filter((n) => n !== name && n.startsWith(`${name}-`));
+    const mine = named(results, name).filter(([file]) => !others.some((n) => file === n || file.startsWith(`${n}-`)));
+    if (mine.length === 0) return `_No results yet: run \`npm run bench -- ${name}\`._`;
+    return mine
+      .map(([file, r]) => {
+        const body = rows(r).length > 0 ? table(rows(r)) : scalars(r);
+        return `${mine.length > 1 ? `**${file}**\n\n` : ''}${body}\n\n${runLine(file, r)}.`;
+      })
+      .join('\n\n');
+  };
+}
+
+/** A result with no rows: its top-level figures as one list. */
+function scalars(r: Result): string {
+  const skip = new Set(['date', 'commit', 'command', 'machine']);
+  return Object.entries(r)
+    .filter(([k, v]) => !skip.has(k) && (typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string'))
+    .map(([k, v]) => `- ${k}: ${fmt(v)}`)
+    .join('\n');
+}
+
+export const SUITES: Suite[] = [
+  {
+    name: 'quality-real',
+    title: 'Quality with real models',
+    about:
+      'Real models (`npm run fetch-models`), each index built with `--model-path DIR` alone and searched through the server on every data set in `../shared`. R@k counts supporting paragraphs (2Wiki), evidence chunks (GraphRAG-Bench) or evidence articles (MultiHop-RAG **surrogate**). “Tuned” picks RRF k, dense weight and pool depth on the even-numbered queries (objective R@5) and reports the odd ones.',
+    needs: '`../shared`, PyPI (models and their export)',
+    runtime: 'about 25 min a model',
+    render: renderQuality,
+  },
+  {
+    name: 'numerics',
+    title: 'Encoder numerics and speed against Python',
+    about:
+      '1,200 texts (200 over 512 tokens) embedded by the product and by `bench/peers/reference_embed.py` (sentence-transformers; `tokenizers` + onnxruntime + numpy on the same ONNX file). Texts/s at batch 32, query p50 one at a time, 2 threads each, one run.',
+    needs: '`../shared`, PyPI',
+    runtime: 'about 5 min a model',
+    render: renderNumerics,
+  },
+  {
+    name: 'bm25-real',
+    title: 'BM25 on real Wikipedia text, against Lucene, bm25s and tantivy',
+    about:
+      'The 1.23M real passages of `../shared/data/enwiki-1m` (2M and 21M: `scale-corpus`’s text), the data sets’ questions and their agent-style forms, one query at a time. Ours block-max (the default) and exhaustive: identical hits (one query over two threads, `--bm25-threads`, is in the JSON). Overlap@10 and nDCG@10 judge each peer’s top 10 against ours.',
+    needs: '`../shared`, PyPI (bm25s, tantivy, pyserini), Java 21',
+    runtime: 'about 40 min at 1.23M',
+    render: renderBm25Real,
+  },
+  {
+    name: 'scale-corpus',
+    title: 'The scaled text',
+    about:
+      'enwiki-1m followed by copies re-cut from their own articles, rare words renamed per copy, compared with the real text: lengths, vocabulary by document frequency, the df of the 1,000 commonest words, and the lift of pairs of the 200 commonest.',
+    needs: '`../shared`',
+    runtime: 'about 10 min for 21M',
+    render: renderScaleCorpus,
+  },
+  {
+    name: 'side-by-side',
+    title: 'The seed stack side by side (REST)',
+    about:
+      'Search-R1’s `retrieval_server.py` (pyserini BM25 or faiss), **unmodified** and started by hand outside the clone, beside ours in one run with one load generator, on the same corpus, model and vectors. The ratios cover this suite and `mcp-side-by-side`, against the targets: ≥ 5× QPS at 256 clients, ≤ 1/3 the memory, a first answer ≥ 10× sooner, equal or better quality.',
+    needs: 'the peers, started by hand (see the suite’s header)',
+    runtime: 'about 20 min a run',
+    render: (results) =>
+      `${renderSeedRatios(results, false)}\n\nEach run at 256 clients (16 and 64 are in the JSON):\n\n${renderSideBySide(results)}`,
+  },
+  {
+    name: 'mcp-side-by-side',
+    title: 'DeepSearch-RL’s MCP server side by side',
+    about:
+      'DeepSearch-RL’s own MCP server (FlashRAG’s MultiRetrieverRouter: bm25s + faiss, RRF), unmodified, beside ours under the same SSE load and judged on the same queries, on three data sets.',
+    needs: '`../shared`, the peer started by hand (see the suite’s header)',
+    runtime: 'about 20 min a data set',
+    render: renderMcpSideBySide,
+  },
+  {
+    name: 'faiss-cpu',
+    title: 'Our dense arm against faiss-cpu, at 1M and 2M',
+    about:
+      'faiss-cpu from PyPI (HNSW32 at its defaults and wider searches, IVF-PQ with refinement) on the very vectors and exact truth of `scale`’s indexes, one query at a time and at 2 threads.',
+    needs: '`scale`’s indexes and vectors, PyPI (faiss-cpu)',
+    runtime: 'about 90 min',
+    render: renderFaissCpu,
+  },
+  {
+    name: 'scale',
+    title: 'wiki-18 scale on one 2-core machine',
+    about:
+      'Generated wiki-18-style passages with clustered 768-d vectors, built and served at 1M and 2M: build, memory, sizes, time to ready, dense recall against exact search, latencies.',
+    needs: 'about 40 GB of disk for 2M',
+    runtime: 'about 2 h for 1M and 2M',
+    render: generic('scale'),
+  },
+  {
+    name: 'engine-agreement',
+    title: 'Engine backend: OpenSearch against local files',
+    about:
+      'The same indexes served from local files and from a three-node OpenSearch cluster (k-NN plugin), on the same queries: overlap of the top 10, R@5 each way, and the time per query.',
+    needs: '`../shared`, Java 21, `bash scripts/install-opensearch.sh`, `quality-real`’s indexes',
+    runtime: 'about 10 min',
+    render: renderEngineAgreement,
+  },
+  {
+    name: 'engine-failover',
+    title: 'Engine backend: the cluster manager killed under load',
+    about:
+      '256 clients send hybrid queries to a server on the OpenSearch backend; the cluster-manager node is killed mid-run, restarted on its data, and the cluster must go green again with every chunk.',
+    needs: '`../shared`, Java 21, `bash scripts/install-opensearch.sh`',
+    runtime: 'about 5 min',
+    render: renderEngineFailover,
+  },
+  {
+    name: 'load',
+    title: 'Load: 256 concurrent clients',
+    about:
+      '256 clients on `/retrieve`, 100k-chunk hybrid index, micro-batcher on and off, and dense only; a BERT-base-shaped encoder with random weights (the FLOPs of e5-base-v2, none of its knowledge), or the tiny e5 (`--tag tiny`).',
+    needs: 'numpy and onnx for `bench/lib/make_bert_onnx.py` (Debian python3-onnx)',
+    runtime: 'about 5 min',
+    render: generic('load'),
+  },
+  {
+    name: 'soak',
+    title: 'Soak: steady load',
+    about: 'Steady hybrid load with a churning result cache, resident memory sampled every minute.',
+    needs: '`../shared` (the tiny e5)',
+    runtime: 'the `--seconds` given (600 by default)',
+    render: generic('soak'),
+  },
+  {
+    name: 'memory-soak',
+    title: 'Memory under 100k distinct queries',
+    about:
+      '100k distinct top-100 queries over long passages and the adversarial patterns the outside probe used (huge `topk`, repeated huge queries, bursts); resident memory must stay under the bound the cache sizes imply.',
+    needs: 'nothing',
+    runtime: 'about 10 min',
+    render: generic('memory-soak'),
+  },
+  {
+    name: 'event-loop',
+    title: 'Event loop while the encoder is saturated',
+    about: '64 searches in flight with the encoder saturated (2 s batches), `/health` polled every 20 ms.',
+    needs: 'numpy and onnx for `bench/lib/make_bert_onnx.py` (Debian python3-onnx)',
+    runtime: 'about 1 min',
+    render: generic('event-loop'),
+  },
+  {
+    name: 'event-loop-bm25',
+    title: 'Event loop under BM25 load',
+    about:
+      'A BM25 index of 20k long passages under batches of 256 queries and 256 clients; `/health` polled throughout, and the server’s own loop delay.',
+    needs: 'nothing',
+    runtime: 'about 2 min',
+    render: generic('event-loop-bm25'),
+  },
+  {
+    name: 'determinism',
+    title: 'Determinism',
+    about: 'The same 300 questions asked of 3 fresh server processes; the answers’ bytes are hashed.',
+    needs: 'numpy and onnx for `bench/lib/make_bert_onnx.py` (Debian python3-onnx)',
+    runtime: 'about 2 min',
+    render: generic('determinism'),
+  },
+  {
+    name: 'overhead',
+    title: 'Server overhead per request',
+    about:
+      'The time a request spends in the server outside the two retrieval arms (HTTP, MCP or REST, fusion, SQLite fetch), with the encoder replaced through our own QueryEncoder interface; sequential requests on the 100k-chunk index.',
+    needs: 'numpy and onnx for `bench/lib/make_bert_onnx.py` (Debian python3-onnx)',
+    runtime: 'about 3 min',
+    render: generic('overhead'),
+  },
+  {
+    name: 'encoder',
+    title: 'Encoder throughput (CPU)',
+    about: 'Query latency at batch 1 and passages/s at build batches, on the model given (`--model DIR`).',
+    needs: 'a model directory',
+    runtime: 'about 3 min',
+    render: generic('encoder'),
+  },
+  {
+    name: 'stateless-dispatch',
+    title: 'Stateless MCP dispatch',
+    about:
+      'One stateless MCP `tools/call` through our direct dispatch and through the SDK’s public per-request path, in one process, median of rounds.',
+    needs: 'nothing',
+    runtime: 'under 1 min',
+    render: generic('stateless-dispatch'),
+  },
+];
+
+export function suiteNamed(name: string): Suite | undefined {
+  return SUITES.find((s) => s.name === name);
+}
