@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-// Thin shim: the command lives in dist/src/cli (built by `npm run build`, run by `npm ci`).
+// Thin shim: `retriever-mcp build` under its own name (built by `npm run build`, run by `npm ci`).
+import { hideBin } from 'yargs/helpers';
 import { loadCli } from './load-cli.js';
 
-const cli = await loadCli('build-index');
-await cli.run();
+const PROG = 'build-index';
+
+const cli = await loadCli('program', PROG);
+await cli.run(hideBin(process.argv), PROG);

@@ -46,6 +46,8 @@ export function exitWhenDone(prog: string, graceMs = 5000): void {
 /** yargs reports usage errors through this: one line and exit 2, like any other bad input. */
 export function failUsage(prog: string) {
   return (msg: string | undefined, err: Error | undefined): never => {
+    // a command's own error (thrown by its handler) is not a usage error: runMain reports it
+    if (err !== undefined && err.name !== 'YError') throw err;
     process.stderr.write(`${prog}: error: ${msg ?? describeError(err)} (see ${prog} --help)\n`);
     process.exit(2);
   };

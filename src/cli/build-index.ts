@@ -1,13 +1,11 @@
-import yargs from 'yargs';
+import type { Argv, CommandModule } from 'yargs';
 import { shellQuote } from '../util/shell-quote.js';
-import { hideBin } from 'yargs/helpers';
 import type { BuildCorpusOptions, DenseBuildOptions } from '../app/build-corpus.js';
 import { CHUNK_SIZE_BY_FORMAT, DEFAULTS } from '../config.js';
 import { CORPUS_FORMATS, type CorpusFormat } from '../core/contracts.js';
 import { ANN_DEFAULTS_HELP, DEFAULT_QUANTIZATION } from '../index/dense/ann.js';
 import { redactSecrets, RetrieverError } from '../errors.js';
-import { TOOL_VERSION } from '../version.js';
-import { cliLogger, exitWhenDone, failUsage, runMain } from './boundary.js';
+import { cliLogger, exitWhenDone } from './boundary.js';
 import {
   backendNodes,
   batchPadding,
@@ -151,26 +149,19 @@ export const BUILD_OPTIONS = {
   quiet: { type: 'boolean', default: false, describe: 'only print errors and the summary' },
 } as const;
 
-async function parse(argv: string[]) {
-  return yargs(argv)
-    .scriptName(PROG)
+function buildOptions(y: Argv) {
+  return y
     .usage(
-      '$0 --corpus PRESET [options]\n$0 --name NAME --input PATH --format FORMAT [options]\n\nBuild the chunk store and indexes of a corpus.',
+      '$0 build --corpus PRESET [options]\n$0 build --name NAME --input PATH --format FORMAT [options]\n\nBuild the chunk store and indexes of a corpus.',
     )
     .options(BUILD_OPTIONS)
-    .options(ENCODER_RUNTIME_OPTIONS)
-    .strict()
-    .fail(failUsage(PROG))
-    .help()
-    .version(TOOL_VERSION)
-    .parseAsync();
+    .options(ENCODER_RUNTIME_OPTIONS);
 }
 
-type BuildArgs = Awaited<ReturnType<typeof parse>>;
+type BuildArgs = Awaited<ReturnType<ReturnType<typeof buildOptions>['parseAsync']>>;
 
 /** build-index: flags → BuildCorpusOptions → app/build-corpus.ts; the summary line goes to stderr. */
-export async function main(argv: string[]): Promise<void> {
-  const args = await parse(argv);
+async function main(args: BuildArgs, argv: string[]): Promise<void> {
   const nodes = args.backend !== undefined ? backendNodes(args.backend) : undefined;
   // `--name X --backend URL` alone pushes the index already built (or resumes its push)
   const build = nodes === undefined || args.input !== undefined || args.corpus !== undefined;
@@ -324,30 +315,49 @@ const BUILD_COMMAND = 'retriever-mcp build';
  * partial directory keeps what --resume needs (exit 130 or 143, never a
  * native abort). A second one exits at once.
  */
-export async function run(argv: string[] = hideBin(process.argv), as = 'build-index'): Promise<void> {
-  PROG = as;
-  const stop = new AbortController();
-  const onSignal = (signal: NodeJS.Signals): void => {
-    const code = signal === 'SIGINT' ? 130 : 143;
-    if (stop.signal.aborted) {
-      process.stderr.write(`\n${PROG}: ${signal} again: exiting now\n`);
-      process.exit(code);
-    }
-    process.exitCode = code;
-    process.stderr.write(`\n${PROG}: ${signal}: stopping after the current step (send it again to exit at once)…\n`);
-    // finished phases are kept in the partial directory and nothing is published
-    const hint =
-      interruptHint !== undefined
-        ? `interrupted by ${signal}; ${interruptHint}`
-        : `interrupted by ${signal}; nothing was published (the previous index, if any, still serves). ` +
-          `Resume with: ${rebuildCommand(argv)} --resume`;
-    stop.abort(new RetrieverError('STOPPED', hint));
+/**
+ * `retriever-mcp build` (alias `build-index`; also the `build-index` binary):
+ * `argv` is the command's own arguments, for the resume hints, and `prog`
+ * the name messages give it. The first SIGINT or SIGTERM stops the build
+ * after its current step (finished phases kept for --resume); a second
+ * exits at once.
+ */
+export function buildCommand(argv: string[], prog: string): CommandModule {
+  return {
+    command: 'build',
+    aliases: ['build-index'],
+    describe: 'build the chunk store and indexes of a corpus',
+    builder: buildOptions,
+    handler: async (args) => {
+      PROG = prog;
+      const stop = new AbortController();
+      const onSignal = (sig: NodeJS.Signals): void => {
+        const code = sig === 'SIGINT' ? 130 : 143;
+        if (stop.signal.aborted) {
+          process.stderr.write(`\n${PROG}: ${sig} again: exiting now\n`);
+          process.exit(code);
+        }
+        process.exitCode = code;
+        process.stderr.write(`\n${PROG}: ${sig}: stopping after the current step (send it again to exit at once)…\n`);
+        // finished phases are kept in the partial directory and nothing is published
+        const hint =
+          interruptHint !== undefined
+            ? `interrupted by ${sig}; ${interruptHint}`
+            : `interrupted by ${sig}; nothing was published (the previous index, if any, still serves). ` +
+              `Resume with: ${rebuildCommand(argv)} --resume`;
+        stop.abort(new RetrieverError('STOPPED', hint));
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      signal = stop.signal;
+      await main(args as unknown as BuildArgs, argv);
+    },
   };
-  process.on('SIGINT', onSignal);
-  process.on('SIGTERM', onSignal);
-  signal = stop.signal;
-  await runMain(PROG, () => main(argv));
-  if (stop.signal.aborted) process.exitCode = process.exitCode === 143 ? 143 : 130;
+}
+
+/** After the build command, however it ended: a stop's exit code, and no open handle keeps the process. */
+export function afterBuild(): void {
+  if (signal?.aborted) process.exitCode = process.exitCode === 143 ? 143 : 130;
   exitWhenDone(PROG);
 }
 

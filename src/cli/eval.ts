@@ -1,20 +1,18 @@
 import { writeFileSync } from 'node:fs';
-import yargs from 'yargs';
+import type { Argv, CommandModule } from 'yargs';
 import { DEFAULTS } from '../config.js';
-import { TOOL_VERSION } from '../version.js';
 import type { EvalSetup } from '../app/evaluate.js';
 import type { AnnRecallReport } from '../eval/ann-recall.js';
 import { EVAL_FORMATS, type EvalFormat } from '../eval/queries.js';
 import { formatEvalTable } from '../eval/report.js';
-import { cliLogger, failUsage } from './boundary.js';
+import { cliLogger, exitWhenDone } from './boundary.js';
 import { batchPadding, checkIndexDir, checkInt, ENCODER_RUNTIME_OPTIONS, hubConfig } from './shared-options.js';
 
 const PROG = 'retriever-mcp eval';
 
-async function parse(argv: string[]) {
-  return yargs(argv)
-    .scriptName(PROG)
-    .usage('$0 --corpus NAME [--queries FILE --format FORMAT] [options]\n\nScore retrieval against a benchmark.')
+function evalOptions(y: Argv) {
+  return y
+    .usage('$0 eval --corpus NAME [--queries FILE --format FORMAT] [options]\n\nScore retrieval against a benchmark.')
     .option('corpus', { type: 'string', demandOption: true, describe: 'the built corpus to evaluate' })
     .option('queries', { type: 'string', describe: "query file (default for presets: the preset's questions)" })
     .option('format', { choices: EVAL_FORMATS, describe: "query file format (default for presets: the preset's)" })
@@ -50,21 +48,30 @@ async function parse(argv: string[]) {
     .option('index-dir', { type: 'string', default: DEFAULTS.indexDir })
     .option('model-path', { type: 'string', describe: "query encoder from a local directory (default: the index's)" })
     .options(ENCODER_RUNTIME_OPTIONS)
-    .option('progress', { type: 'boolean', default: true })
-    .strict()
-    .fail(failUsage(PROG))
-    .help()
-    .version(TOOL_VERSION)
-    .parseAsync();
+    .option('progress', { type: 'boolean', default: true });
 }
+
+type EvalArgs = Awaited<ReturnType<ReturnType<typeof evalOptions>['parseAsync']>>;
+
+/** `retriever-mcp eval`. */
+export const evalCommand: CommandModule = {
+  command: 'eval',
+  describe: 'score retrieval against a benchmark',
+  builder: evalOptions,
+  handler: async (args) => {
+    try {
+      await evalMain(args as unknown as EvalArgs);
+    } finally {
+      exitWhenDone(PROG);
+    }
+  },
+};
 
 /**
  * retriever-mcp eval: runs a benchmark's queries through the server's own
  * search path and reports recall@k, MRR@10 and nDCG@10 (per question type).
  */
-export async function evalMain(argv: string[]): Promise<void> {
-  const args = await parse(argv);
-
+async function evalMain(args: EvalArgs): Promise<void> {
   const ks = args.k.split(',').map(Number);
   for (const k of ks) checkInt('--k', k, 1, 100);
   if (args.limit !== undefined) checkInt('--limit', args.limit, 1, 10_000_000);

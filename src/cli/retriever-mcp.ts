@@ -1,10 +1,8 @@
-import yargs from 'yargs';
-import { hideBin } from 'yargs/helpers';
+import type { Argv, CommandModule } from 'yargs';
 import { getHeapStatistics } from 'node:v8';
 import { DEFAULTS, maxResultCacheMb, readEnv, resultCacheBudgetMb } from '../config.js';
 import { RetrieverError } from '../errors.js';
 import { getPreset } from '../presets/presets.js';
-import { TOOL_VERSION } from '../version.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
 import { isLoopbackName, LOOPBACK_HOST_NAMES } from '../server/transports/http/http-util.js';
 import type { EncoderFlags } from '../app/encoders.js';
@@ -12,7 +10,7 @@ import type { RetrieverSetup } from '../app/open-retriever.js';
 import type { ServeConfig } from '../app/serve.js';
 import { type Logger, type LogLevel } from '../util/log.js';
 import { shellQuote } from '../util/shell-quote.js';
-import { cliLogger, exitWhenDone, failUsage, runMain } from './boundary.js';
+import { cliLogger, exitWhenDone } from './boundary.js';
 import {
   backendNodes,
   batchPadding,
@@ -156,48 +154,36 @@ export const SERVE_OPTIONS = {
   'log-level': { choices: ['debug', 'info', 'warn', 'error', 'silent'] as const, default: 'info' as const },
 } as const;
 
-export async function main(argv: string[]): Promise<void> {
-  if (argv[0] === 'eval') {
-    const { evalMain } = await import('./eval.js');
-    try {
-      return await evalMain(argv.slice(1));
-    } finally {
-      exitWhenDone(`${PROG} eval`);
-    }
-  }
-  refuseSseTransport(argv);
-  const args = await parse(argv);
-  checkFlags(args);
-  const log = cliLogger(args['log-level'] as LogLevel);
-  warnIgnoredFlags(argv, args.transport, log);
-  const { serve } = await import('../app/serve.js');
-  await serve({
-    ...retrieverSetup(args, log, flagGiven(argv, 'top-k')),
-    maxBatchQueries: DEFAULTS.maxBatchQueries,
-    transport: args.transport,
-    http: httpConfig(args, log),
-    ensureCorpus: args.build ? firstRunBuilder(args, log) : undefined,
-  });
-  // served and shut down: a handle left open (a worker thread, a socket) must not keep the process alive
-  exitWhenDone(PROG);
+function serveOptions(y: Argv) {
+  return y.options(SERVE_OPTIONS).options(ENCODER_RUNTIME_OPTIONS);
 }
 
-async function parse(argv: string[]) {
-  return yargs(argv)
-    .scriptName(PROG)
-    .usage(
-      '$0 --corpus NAME [--corpus NAME2 ...] [options]\n$0 build --corpus PRESET | --name NAME --input PATH --format FORMAT\n$0 eval --corpus NAME --queries FILE --format FORMAT\n\nServe corpora to MCP clients (stdio by default), build an index with `build`, or score retrieval with `eval`.',
-    )
-    .options(SERVE_OPTIONS)
-    .options(ENCODER_RUNTIME_OPTIONS)
-    .strict()
-    .fail(failUsage(PROG))
-    .help()
-    .version(TOOL_VERSION)
-    .parseAsync();
+/** Serving, the program's default command: `argv` is the raw arguments, to tell a flag given from a default. */
+export function serveCommand(argv: string[]): CommandModule {
+  return {
+    command: '$0',
+    describe: 'serve corpora to MCP clients (stdio by default; Streamable HTTP, SSE and REST with --transport http)',
+    builder: serveOptions,
+    handler: async (parsed) => {
+      const args = parsed as unknown as ServeArgs;
+      checkFlags(args);
+      const log = cliLogger(args['log-level'] as LogLevel);
+      warnIgnoredFlags(argv, args.transport, log);
+      const { serve } = await import('../app/serve.js');
+      await serve({
+        ...retrieverSetup(args, log, flagGiven(argv, 'top-k')),
+        maxBatchQueries: DEFAULTS.maxBatchQueries,
+        transport: args.transport,
+        http: httpConfig(args, log),
+        ensureCorpus: args.build ? firstRunBuilder(args, log) : undefined,
+      });
+      // served and shut down: a handle left open (a worker thread, a socket) must not keep the process alive
+      exitWhenDone(PROG);
+    },
+  };
 }
 
-type ServeArgs = Awaited<ReturnType<typeof parse>>;
+type ServeArgs = Awaited<ReturnType<ReturnType<typeof serveOptions>['parseAsync']>>;
 
 /** Flags that only the HTTP transport reads. */
 const HTTP_ONLY_FLAGS = [
@@ -215,7 +201,7 @@ const HTTP_ONLY_FLAGS = [
 ] as const;
 
 /** `--transport sse` is a guess at the legacy transport: say where it is served. */
-function refuseSseTransport(argv: readonly string[]): void {
+export function refuseSseTransport(argv: readonly string[]): void {
   const i = argv.findIndex((a) => a === '--transport' || a.startsWith('--transport='));
   const value = i < 0 ? undefined : argv[i]?.includes('=') ? argv[i]?.split('=')[1] : argv[i + 1];
   if (value === 'sse') {
@@ -430,14 +416,4 @@ function hostCheck(bind: string, token: string | undefined, extra: readonly stri
   if (!isLoopbackName(bind) && bind !== '0.0.0.0' && bind !== '::') names.push(bind.includes(':') ? `[${bind}]` : bind);
   for (const h of extra) names.push(h.toLowerCase());
   return [...new Set(names)];
-}
-
-export async function run(): Promise<void> {
-  const argv = hideBin(process.argv);
-  if (argv[0] === 'build') {
-    // `retriever-mcp build` is build-index under a name no unrelated npm package can shadow (`npx build-index`)
-    const { run: runBuild } = await import('./build-index.js');
-    return runBuild(argv.slice(1), `${PROG} build`);
-  }
-  return runMain(PROG, () => main(argv));
 }
