@@ -16,6 +16,7 @@ import {
   presetHubFile,
   type Preset,
 } from '../presets/presets.js';
+import { DEFAULT_DENSE_TEXT, type DenseTextRule } from '../ingest/dense-text.js';
 import type { Logger } from '../util/log.js';
 
 /** The dense arm of a build: which encoder, and how its vectors are indexed. */
@@ -31,6 +32,8 @@ export interface DenseBuildOptions {
   embedWindow: number;
   /** Import precomputed vectors instead of encoding (`importVectors` fills it for a preset). */
   vectors?: { path: string; format?: 'faiss'; spotCheck: number; minCosine: number };
+  /** What the encoder sees of each chunk; unset: the input format's convention (ingest/dense-text.ts). */
+  text?: DenseTextRule;
 }
 
 /** A build: a preset (`preset`), or a file of ours (`name`, `input`, `format`). */
@@ -121,7 +124,9 @@ export async function buildCorpus(options: BuildCorpusOptions): Promise<BuildSum
     };
   }
   o.signal?.throwIfAborted();
-  const phase = dense ? await openDensePhase(dense, o.hub, o.log) : null;
+  const phase = dense
+    ? await openDensePhase({ ...dense, text: dense.text ?? DEFAULT_DENSE_TEXT[format] }, o.hub, o.log)
+    : null;
   if (phase && chunkSize > 0 && o.chunkUnit !== 'words') {
     const window = phase.window;
     if (chunkSize > window && o.chunkSize === undefined) {
@@ -168,7 +173,9 @@ async function openDensePhase(
 ): Promise<{ phase: DensePhase; window: number; close: () => Promise<void> }> {
   if (d.vectors) checkInputFile(d.vectors.path, d.vectors.format === 'faiss' ? '--faiss-index' : '--vectors');
   const { encoder, source } = await openEncoder(d.encoder, hub);
-  log.info(`encoder ${encoder.id} on ${d.encoder.device} (dim ${encoder.dim})`);
+  log.info(
+    `encoder ${encoder.id} on ${d.encoder.device} (dim ${encoder.dim}); it embeds each chunk's ${d.vectors ? 'contents (imported vectors)' : (d.text ?? 'contents')}`,
+  );
   const phase = createDensePhase({
     encoder,
     source,
@@ -177,6 +184,7 @@ async function openDensePhase(
     annThreads: d.annThreads,
     annCheckpointMs: d.annCheckpointMinutes > 0 ? d.annCheckpointMinutes * 60_000 : Infinity,
     windowSize: d.embedWindow,
+    ...(d.text ? { text: d.text } : {}),
     ...(d.vectors ? { importFrom: d.vectors } : {}),
     ann: d.ann,
   });

@@ -18,6 +18,7 @@ import { createProgress, formatCount } from '../util/progress.js';
 import type { Logger } from '../util/log.js';
 import { AnnCheckpoint } from '../index/dense/ann-checkpoint.js';
 import { importVectors, type VectorImport } from './import-vectors.js';
+import { denseText, type DenseTextRule } from '../ingest/dense-text.js';
 import { relinkOrphans } from '../index/dense/relink-orphans.js';
 import type { DensePhase, DensePhaseContext } from './build-index.js';
 
@@ -36,6 +37,8 @@ export interface DensePhaseOptions {
   annThreads: number;
   /** Chunks per embedding window (the resume unit); default WINDOW. */
   windowSize?: number;
+  /** What the encoder sees of each chunk (ingest/dense-text.ts; default `contents`); recorded in the manifest. */
+  text?: DenseTextRule;
   /** Copy published vectors instead of encoding the chunks. */
   importFrom?: VectorImport;
   /**
@@ -70,6 +73,7 @@ export function createDensePhase(opts: DensePhaseOptions): DensePhase {
       dtype: opts.vectorsDtype,
       window: opts.windowSize ?? WINDOW,
       import: opts.importFrom?.path ?? null,
+      text: opts.text ?? 'contents',
     }),
     run: (ctx) => runDense(opts, ctx),
   };
@@ -138,6 +142,7 @@ async function runDense(
         source: opts.source,
       },
       vectors: { dtype: opts.vectorsDtype, count: ctx.chunkCount },
+      text: opts.importFrom ? 'contents' : (opts.text ?? 'contents'),
       ann,
     },
     files,
@@ -161,7 +166,11 @@ async function embedChunks(opts: DensePhaseOptions, ctx: DensePhaseContext, writ
   });
   try {
     const windowAt = (start: number): string[] | undefined =>
-      start < ctx.chunkCount ? store.contentsRange(start, Math.min(ctx.chunkCount, start + W)) : undefined;
+      start < ctx.chunkCount
+        ? store
+            .passagesRange(start, Math.min(ctx.chunkCount, start + W))
+            .map((p) => denseText(opts.text ?? 'contents', p.contents, p.bodyStart))
+        : undefined;
     let next = windowAt(done);
     for (let start = done; start < ctx.chunkCount; start += W) {
       const pending = enc.embedPassages(next as string[], ctx.signal);

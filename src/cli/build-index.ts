@@ -3,6 +3,7 @@ import { shellQuote } from '../util/shell-quote.js';
 import type { BuildCorpusOptions, DenseBuildOptions } from '../app/build-corpus.js';
 import { CHUNK_SIZE_BY_FORMAT, DEFAULTS } from '../config.js';
 import { CORPUS_FORMATS, type CorpusFormat } from '../core/contracts.js';
+import { DENSE_TEXT_RULES } from '../ingest/dense-text.js';
 import { ANN_DEFAULTS_HELP, DEFAULT_QUANTIZATION } from '../index/dense/ann.js';
 import { redactSecrets, RetrieverError } from '../errors.js';
 import { cliLogger, exitWhenDone } from './boundary.js';
@@ -92,6 +93,11 @@ export const BUILD_OPTIONS = {
     choices: ['f32', 'f16'] as const,
     default: DEFAULTS.vectorsDtype,
     describe: 'stored vectors (f32 keeps exact scores)',
+  },
+  'dense-text': {
+    choices: DENSE_TEXT_RULES,
+    describe:
+      'what the encoder embeds of each chunk: contents (the stored `"Title"\\nbody`) or title-body (`Title body`); default: the format\'s convention (beir title-body, wiki18 contents, the others title-body)',
   },
   'exact-below': {
     type: 'number',
@@ -272,6 +278,7 @@ function denseOptions(args: BuildArgs): DenseBuildOptions {
       ...(args['model-path'] ? { modelPath: args['model-path'] } : {}),
     },
     vectorsDtype: args['vectors-dtype'],
+    ...(args['dense-text'] !== undefined ? { text: args['dense-text'] } : {}),
     exactBelow: args['exact-below'],
     ann: {
       ...(args['ann-m'] !== undefined ? { connectivity: args['ann-m'] } : {}),

@@ -32,6 +32,11 @@ export interface DenseManifest {
     source: EncoderSource;
   };
   vectors: { dtype: 'f32' | 'f16'; count: number };
+  /**
+   * What the encoder saw of each chunk: its stored `contents`, or `title-body`
+   * (ingest/dense-text.ts). Absent in indexes built before 2026-11-27: `contents`.
+   */
+  text?: 'contents' | 'title-body';
   /** null: the corpus is small enough to search exactly. */
   ann: {
     library: 'usearch';

@@ -85,6 +85,7 @@ export class ChunkStore {
   private readonly idStmt: SqliteStatement;
   private readonly termStmt: SqliteStatement;
   private rangeContents: SqliteStatement | undefined;
+  private rangePassages: SqliteStatement | undefined;
   private rangeRecords: SqliteStatement | undefined;
   /** Schema 2: a document's chunk span; chunks by num range. Undefined for schema 1. */
   private readonly spanStmt: SqliteStatement | undefined;
@@ -210,6 +211,14 @@ export class ChunkStore {
   }
 
   /** Contents of chunks [from, to) in num order (the embedding pass). */
+  /** Chunks `from` ≤ num < `to` as stored, with where each body starts (for the dense arm's text rule). */
+  passagesRange(from: number, to: number): Array<{ contents: string; bodyStart: number }> {
+    this.rangePassages ??= this.db.prepare(
+      'SELECT contents, body_start AS bodyStart FROM chunks WHERE num >= ? AND num < ? ORDER BY num',
+    );
+    return this.rangePassages.all(from, to) as Array<{ contents: string; bodyStart: number }>;
+  }
+
   contentsRange(from: number, to: number): string[] {
     this.rangeContents ??= this.db
       .prepare('SELECT contents FROM chunks WHERE num >= ? AND num < ? ORDER BY num')
