@@ -14,6 +14,7 @@ const NETWORK_TESTS = [
   'test/e2e/fastmcp-client.test.ts',
   'test/e2e/inspector-cli.test.ts',
   'test/acceptance/real-model.test.ts',
+  'test/acceptance/real-numerics.test.ts',
 ];
 
 export default defineConfig({

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { closeSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { inflateRawSync } from 'node:zlib';
+import { crc32, inflateRawSync } from 'node:zlib';
 
 export interface PinnedWheel {
   /** The project name on PyPI. */
@@ -91,7 +91,8 @@ async function wheelUrl(w: PinnedWheel, o: PypiOptions): Promise<string> {
   return new URL(file.url, page).toString();
 }
 
-async function download(url: string, part: string, o: PypiOptions): Promise<void> {
+/** Downloads `url` into `part`, continuing what is already there with an HTTP Range request. */
+export async function download(url: string, part: string, o: Pick<PypiOptions, 'log' | 'timeoutMs'>): Promise<void> {
   const have = existsSync(part) ? statSync(part).size : 0;
   const res = await fetch(url, {
     headers: have > 0 ? { range: `bytes=${have}-` } : {},
@@ -133,12 +134,13 @@ export function sha256File(path: string): string {
 interface ZipEntry {
   name: string;
   method: number;
+  crc: number;
   compressedSize: number;
   size: number;
   localOffset: number;
 }
 
-/** A wheel (a zip file) whose members can be read one at a time. */
+/** A wheel or a jar (zip files) whose members can be read one at a time. */
 export class Wheel {
   private readonly entries = new Map<string, ZipEntry>();
   private record: Map<string, string> | undefined;
@@ -164,6 +166,7 @@ export class Wheel {
       this.entries.set(name, {
         name,
         method: cd.readUInt16LE(p + 10),
+        crc: cd.readUInt32LE(p + 16),
         compressedSize: cd.readUInt32LE(p + 20),
         size: cd.readUInt32LE(p + 24),
         localOffset: cd.readUInt32LE(p + 42),
@@ -183,6 +186,14 @@ export class Wheel {
     if (want === undefined) throw new Error(`${this.path}: ${name} is not listed in the wheel's RECORD`);
     const got = createHash('sha256').update(data).digest('base64url');
     if (got !== want) throw new Error(`${this.path}: ${name} does not match its RECORD hash`);
+    return data;
+  }
+
+  /** A member's bytes, checked against the CRC-32 the archive records (for a jar, which has no RECORD). */
+  crcChecked(name: string): Buffer {
+    const data = this.raw(name);
+    const want = this.entries.get(name)?.crc;
+    if (crc32(data) !== want) throw new Error(`${this.path}: ${name} does not match its CRC-32 (damaged archive?)`);
     return data;
   }
 

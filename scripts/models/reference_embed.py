@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""The independent reference for bench/models/numerics.ts: embeds the same texts
+"""The independent reference for the numerics suite and test: embeds the same texts
 with Python tools, and times them.
 
   --engine st   sentence-transformers on the model directory (its own
                 safetensors, tokenizer, pooling and normalisation)
-  --engine ort  Hugging Face `tokenizers` + onnxruntime on onnx/model.onnx +
+  --engine ort  Hugging Face `tokenizers` + onnxruntime on the ONNX file (--onnx) +
                 numpy mean/cls pooling and L2 normalisation
 
 Texts come one JSON string per line; vectors go out as little-endian float32
@@ -16,6 +16,7 @@ import numpy as np
 ap = argparse.ArgumentParser()
 ap.add_argument('--model-dir', required=True)
 ap.add_argument('--engine', choices=['st', 'ort'], required=True)
+ap.add_argument('--onnx', default='onnx/model.onnx', help='the ONNX file, relative to the model directory')
 ap.add_argument('--texts', required=True)
 ap.add_argument('--queries', help='short texts timed one at a time (query latency)')
 ap.add_argument('--out', required=True)
@@ -42,7 +43,7 @@ else:
     tok.enable_truncation(a.max_length)
     so = ort.SessionOptions()
     so.intra_op_num_threads = a.threads
-    sess = ort.InferenceSession(os.path.join(a.model_dir, 'onnx', 'model.onnx'), so, providers=['CPUExecutionProvider'])
+    sess = ort.InferenceSession(os.path.join(a.model_dir, a.onnx), so, providers=['CPUExecutionProvider'])
     names = [i.name for i in sess.get_inputs()]
 
     def embed(ts, bs):

@@ -1,0 +1,105 @@
+/**
+ * The product's vectors for the real retrieval models, e5-small-v2 and
+ * bge-small-en-v1.5, fp32 and int8, against an independent pipeline on the
+ * same ONNX file: Hugging Face `tokenizers` + onnxruntime + numpy pooling in
+ * Python (scripts/models/reference_embed.py, in bench/.venv). 1,200 texts:
+ * 800 2WikiMultiHopQA paragraphs, its 200 questions and 200 texts of eight
+ * paragraphs each, over 512 tokens, so truncation is exercised. The models
+ * come from Maven Central (scripts/models/maven.ts); without it the test
+ * fails, naming the URL it could not reach.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openEncoder } from '../../src/encoder/load-encoder.js';
+import { silentLogger } from '../../src/util/log.js';
+import {
+  fetchRealModel,
+  modelFetchOptions,
+  onnxFileOf,
+  pythonFor,
+  REAL_MODELS,
+} from '../../scripts/models/real-models.js';
+import { HAS_SHARED, makeTempDir, REPO_ROOT, sharedPath } from '../helpers/paths.js';
+
+const tmp = makeTempDir();
+afterAll(tmp.cleanup);
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
+
+function jsonLines<T>(path: string): T[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as T);
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let x = 0;
+  let y = 0;
+  for (let i = 0; i < a.length; i++) {
+    dot += (a[i] as number) * (b[i] as number);
+    x += (a[i] as number) ** 2;
+    y += (b[i] as number) ** 2;
+  }
+  return dot / Math.sqrt(x * y);
+}
+
+describe.skipIf(!HAS_SHARED)('real e5 and bge vectors against an independent Python pipeline', () => {
+  const paragraphs = HAS_SHARED
+    ? jsonLines<{ contents: string }>(sharedPath('data/2wiki-200/corpus.jsonl')).map((r) => r.contents)
+    : [];
+  const questions = HAS_SHARED
+    ? jsonLines<{ question: string }>(sharedPath('data/2wiki-200/queries.jsonl')).map((r) => r.question)
+    : [];
+  const long = Array.from({ length: 200 }, (_, i) => paragraphs.slice(i * 7, i * 7 + 8).join('\n'));
+  const texts = [...paragraphs.slice(0, 800), ...questions.slice(0, 200), ...long];
+
+  for (const model of ['e5-small-v2', 'e5-small-v2-int8', 'bge-small-en-v1.5', 'bge-small-en-v1.5-int8']) {
+    it(`${model}: cosine ≥ 0.9999 on ${texts.length} texts, those over 512 tokens included`, async () => {
+      expect(texts.length).toBeGreaterThanOrEqual(1000);
+      const dir = await fetchRealModel(model, modelFetchOptions(log));
+      const { encoder } = await openEncoder(
+        {
+          model,
+          modelPath: dir,
+          variant: REAL_MODELS[model]?.variant ?? 'fp32',
+          revision: 'main',
+          device: 'cpu',
+          threads: 2,
+          batchSize: 32,
+        },
+        { endpoint: '', cacheDir: '', offline: true, log: silentLogger, progress: false },
+      );
+      let ours: Float32Array[];
+      const s = encoder.settings;
+      const prefixed = texts.map((t) => s.passagePrefix + t);
+      try {
+        ours = await encoder.embedRaw(prefixed);
+      } finally {
+        await encoder.close();
+      }
+      const input = join(tmp.dir, `${model}.jsonl`);
+      const out = join(tmp.dir, `${model}.f32`);
+      writeFileSync(input, prefixed.map((t) => JSON.stringify(t)).join('\n') + '\n');
+      execFileSync(
+        pythonFor({ log }),
+        [
+          join(REPO_ROOT, 'scripts/models/reference_embed.py'),
+          ...['--model-dir', dir, '--onnx', onnxFileOf(model), '--engine', 'ort', '--texts', input, '--out', out],
+          ...['--max-length', String(s.maxLength), '--pooling', s.pooling, '--threads', '2'],
+        ],
+        { stdio: ['ignore', 'ignore', 2] },
+      );
+      const raw = readFileSync(out);
+      const ref = new Float32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
+      expect(ref.length).toBe(texts.length * encoder.dim);
+      const cos = ours.map((v, i) => cosine(v, ref.subarray(i * v.length, (i + 1) * v.length)));
+      const worst = Math.min(...cos);
+      const worstLong = Math.min(...cos.slice(1000));
+      expect(worst, `the worst of ${texts.length} texts`).toBeGreaterThanOrEqual(0.9999);
+      expect(worstLong, 'the worst text over 512 tokens').toBeGreaterThanOrEqual(0.9999);
+    }, 900_000);
+  }
+});
