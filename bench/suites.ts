@@ -6,11 +6,12 @@
  * through this list. A suite that is not here is not a benchmark.
  */
 import { renderBm25Real, renderScaleCorpus } from './render/bm25-real.js';
+import { renderEncoderReal } from './render/encoder-real.js';
 import { renderEngineAgreement, renderEngineFailover } from './render/engine.js';
 import { renderFaissCpu } from './render/faiss-cpu.js';
-import { fmt, named, type Result, type Results, rows, runLine, table } from './render/lib.js';
+import { compactTable, fmt, named, type Result, type Results, rows, runLine } from './render/lib.js';
 import { renderNumerics } from './render/numerics.js';
-import { renderQuality } from './render/quality.js';
+import { renderDenseText, renderQuality } from './render/quality.js';
 import { renderMcpSideBySide, renderSeedRatios, renderSideBySide } from './render/side-by-side.js';
 
 export interface Suite {
@@ -35,7 +36,7 @@ function generic(name: string): (results: Results) => string {
     if (mine.length === 0) return `_No results yet: run \`npm run bench -- ${name}\`._`;
     return mine
       .map(([file, r]) => {
-        const body = rows(r).length > 0 ? table(rows(r)) : scalars(r);
+        const body = rows(r).length > 0 ? compactTable(rows(r)) : scalars(r);
         return `${mine.length > 1 ? `**${file}**\n\n` : ''}${body}\n\n${runLine(file, r)}.`;
       })
       .join('\n\n');
@@ -56,25 +57,35 @@ export const SUITES: Suite[] = [
     name: 'quality-real',
     title: 'Quality with real models',
     about:
-      'Real models (`npm run fetch-models`), each index built with `--model-path DIR` alone and searched through the server on every data set in `../shared`. R@k counts supporting paragraphs (2Wiki), evidence chunks (GraphRAG-Bench) or evidence articles (MultiHop-RAG **surrogate**). “Tuned” picks RRF k, dense weight and pool depth on the even-numbered queries (objective R@5) and reports the odd ones.',
+      'Real models (`npm run fetch-models`) built with `--model-path DIR` and searched through the server on every data set in `../shared`. R@k counts supporting paragraphs, evidence chunks or evidence articles. “Tuned” picks the fusion on the even-numbered queries (R@5) and reports the odd ones.',
     needs: '`../shared`, PyPI (models and their export)',
-    runtime: 'about 25 min a model',
-    render: renderQuality,
+    runtime: 'about 10 min a model',
+    render: (results) =>
+      `${renderQuality(results)}\n\n### The text the dense arm embeds\n\nThe stored text is always \`"Title"\\nbody\`; the encoder sees it as it is, or as \`Title body\` (BEIR’s and MTEB’s convention), by format (\`--dense-text\`). Both, for one model on every data set (2Wiki is wiki-18 format, embedded as it is by default so that imported FAISS vectors match):\n\n${renderDenseText(results)}`,
   },
   {
     name: 'numerics',
     title: 'Encoder numerics and speed against Python',
     about:
-      '1,200 texts (200 over 512 tokens) embedded by the product and by `bench/peers/reference_embed.py` (sentence-transformers; `tokenizers` + onnxruntime + numpy on the same ONNX file). Texts/s at batch 32, query p50 one at a time, 2 threads each, one run.',
+      '1,200 texts (200 over 512 tokens) embedded by us and by `scripts/models/reference_embed.py` (sentence-transformers; `tokenizers` + onnxruntime on the same file), 2 threads each, one run.',
     needs: '`../shared`, PyPI',
     runtime: 'about 5 min a model',
     render: renderNumerics,
   },
   {
+    name: 'encoder-real',
+    title: 'A real e5 encoder against the Python stacks',
+    about:
+      'e5-small-v2, fp32 and int8, the same ONNX file and 2 threads for all, one run: 1,585 2Wiki passages at batch 32, 200 questions one at a time. Ours also end to end through `POST /retrieve` (one client, caches off).',
+    needs: '`../shared`, Maven Central (the models), PyPI (the peers)',
+    runtime: 'about 10 min',
+    render: renderEncoderReal,
+  },
+  {
     name: 'bm25-real',
     title: 'BM25 on real Wikipedia text, against Lucene, bm25s and tantivy',
     about:
-      'The 1.23M real passages of `../shared/data/enwiki-1m` (2M and 21M: `scale-corpus`’s text), the data sets’ questions and their agent-style forms, one query at a time. Ours block-max (the default) and exhaustive: identical hits (one query over two threads, `--bm25-threads`, is in the JSON). Overlap@10 and nDCG@10 judge each peer’s top 10 against ours.',
+      'The 1.23M real passages of enwiki-1m (2M and 21M: `scale-corpus`’s text), real and agent-style questions, one at a time; block-max and exhaustive give identical hits. Overlap@10 and nDCG@10 judge each peer’s top 10 against ours.',
     needs: '`../shared`, PyPI (bm25s, tantivy, pyserini), Java 21',
     runtime: 'about 40 min at 1.23M',
     render: renderBm25Real,
@@ -83,7 +94,7 @@ export const SUITES: Suite[] = [
     name: 'scale-corpus',
     title: 'The scaled text',
     about:
-      'enwiki-1m followed by copies re-cut from their own articles, rare words renamed per copy, compared with the real text: lengths, vocabulary by document frequency, the df of the 1,000 commonest words, and the lift of pairs of the 200 commonest.',
+      'enwiki-1m plus copies re-cut from their own articles, rare words renamed per copy, compared with the real text: lengths, document frequencies, pair lift.',
     needs: '`../shared`',
     runtime: 'about 10 min for 21M',
     render: renderScaleCorpus,
@@ -92,7 +103,7 @@ export const SUITES: Suite[] = [
     name: 'side-by-side',
     title: 'The seed stack side by side (REST)',
     about:
-      'Search-R1’s `retrieval_server.py` (pyserini BM25 or faiss), **unmodified** and started by hand outside the clone, beside ours in one run with one load generator, on the same corpus, model and vectors. The ratios cover this suite and `mcp-side-by-side`, against the targets: ≥ 5× QPS at 256 clients, ≤ 1/3 the memory, a first answer ≥ 10× sooner, equal or better quality.',
+      'Search-R1’s `retrieval_server.py`, **unmodified**, beside ours in one run on the same corpus, model and vectors. Ratios (with `mcp-side-by-side`) against the targets: ≥ 5× QPS at 256 clients, ≤ 1/3 memory, first answer ≥ 10× sooner.',
     needs: 'the peers, started by hand (see the suite’s header)',
     runtime: 'about 20 min a run',
     render: (results) =>
@@ -147,7 +158,7 @@ export const SUITES: Suite[] = [
     name: 'load',
     title: 'Load: 256 concurrent clients',
     about:
-      '256 clients on `/retrieve`, 100k-chunk hybrid index, micro-batcher on and off, and dense only; a BERT-base-shaped encoder with random weights (the FLOPs of e5-base-v2, none of its knowledge), or the tiny e5 (`--tag tiny`).',
+      '256 clients on `/retrieve`, 100k-chunk hybrid index, batching on and off, and dense; a BERT-base-shaped random encoder (e5-base-v2’s FLOPs) or the tiny e5.',
     needs: 'numpy and onnx for `bench/lib/make_bert_onnx.py` (Debian python3-onnx)',
     runtime: 'about 5 min',
     render: generic('load'),
@@ -164,7 +175,7 @@ export const SUITES: Suite[] = [
     name: 'memory-soak',
     title: 'Memory under 100k distinct queries',
     about:
-      '100k distinct top-100 queries over long passages and the adversarial patterns the outside probe used (huge `topk`, repeated huge queries, bursts); resident memory must stay under the bound the cache sizes imply.',
+      '100k distinct top-100 queries over long passages, then the outside probe’s adversarial patterns; resident memory must stay under the caches’ bound.',
     needs: 'nothing',
     runtime: 'about 10 min',
     render: generic('memory-soak'),
@@ -198,7 +209,7 @@ export const SUITES: Suite[] = [
     name: 'overhead',
     title: 'Server overhead per request',
     about:
-      'The time a request spends in the server outside the two retrieval arms (HTTP, MCP or REST, fusion, SQLite fetch), with the encoder replaced through our own QueryEncoder interface; sequential requests on the 100k-chunk index.',
+      'Server time per request outside the two retrieval arms (HTTP, MCP or REST, fusion, SQLite), encoder stubbed through our own interface.',
     needs: 'numpy and onnx for `bench/lib/make_bert_onnx.py` (Debian python3-onnx)',
     runtime: 'about 3 min',
     render: generic('overhead'),

@@ -8,8 +8,8 @@ export function renderBm25Real(results: Results): string {
   const present = ['bm25-real', 'bm25-real-2m', 'bm25-real-21m'].filter((name) => results[name]);
   if (present.length === 0) return '_No results yet: run `npm run bench -- bm25-real`._';
   const lines = [
-    '| passages | queries | engine | top-10 p50 ms | top-100 p50 ms | top-100 p99 ms | top-100 p50 ÷ Lucene | top-100 QPS, 2 threads | overlap@10 with ours | nDCG@10 vs ours | index MiB | build s |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| passages | queries | engine | top-100 p50 ms | top-100 p99 ms | top-100 p50 ÷ Lucene | top-100 QPS, 2 threads | overlap@10 with ours | nDCG@10 vs ours | index MiB | build s |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   const ms = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(2));
   const runs: string[] = [];
@@ -35,7 +35,7 @@ export function renderBm25Real(results: Results): string {
         v === undefined || lucene === undefined ? '—' : `${(v / lucene).toFixed(2)}×`;
       const row = (engine: string, by: KStats, rest: string): void => {
         lines.push(
-          `| ${passages} | ${label} | ${engine} | ${ms(by['10']?.p50_ms)} | ${ms(by['100']?.p50_ms)} | ${ms(by['100']?.p99_ms)} | ${ratio(by['100']?.p50_ms)} | ${rest}`,
+          `| ${passages} | ${label} | ${engine} | ${ms(by['100']?.p50_ms)} | ${ms(by['100']?.p99_ms)} | ${ratio(by['100']?.p50_ms)} | ${rest}`,
         );
       };
       const twoQps = ours.two_threads_by_k?.['100']?.qps;
@@ -58,21 +58,18 @@ export function renderBm25Real(results: Results): string {
     }
     runs.push(`${passages}: ${runLine(name, r)}`);
   }
-  lines.push(
-    '',
-    '| passages | our build s | our BM25 files MiB | our resident memory at ready, MiB |',
-    '| --- | --- | --- | --- |',
-  );
-  for (const name of present) {
-    const r = results[name] as Result;
-    const n = (r['passages'] as number | undefined) ?? 1_232_684;
-    const first = ((r['results'] as Array<Record<string, unknown>>) ?? [])[0]?.['ours'] as
-      { index_bytes: number; build_s: number | null; rss_ready_mib?: number } | undefined;
-    if (!first) continue;
-    lines.push(
-      `| ${(n / 1e6).toFixed(n >= 1e7 ? 0 : 2)}M | ${first.build_s === null ? 'cached' : first.build_s.toFixed(0)} | ${(first.index_bytes / 2 ** 20).toFixed(0)} | ${first.rss_ready_mib === undefined ? '—' : first.rss_ready_mib.toFixed(0)} |`,
-    );
-  }
+  const rss = present
+    .map((name) => {
+      const r = results[name] as Result;
+      const n = (r['passages'] as number | undefined) ?? 1_232_684;
+      const first = ((r['results'] as Array<Record<string, unknown>>) ?? [])[0]?.['ours'] as
+        { rss_ready_mib?: number } | undefined;
+      return first?.rss_ready_mib === undefined
+        ? undefined
+        : `${first.rss_ready_mib.toFixed(0)} MiB at ${(n / 1e6).toFixed(n >= 1e7 ? 0 : 2)}M`;
+    })
+    .filter(Boolean);
+  if (rss.length > 0) lines.push('', `Our resident memory once ready: ${rss.join(', ')}.`);
   lines.push('', `Runs: ${runs.join('; ')}.`);
   return lines.join('\n');
 }

@@ -6,18 +6,16 @@ export function renderEngineAgreement(results: Results): string {
   const a = results['engine-agreement'];
   if (a) {
     out.push(
-      '| data set | chunks | mode | overlap@10 | R@5 local | R@5 engine | ms/query local | ms/query engine |',
-      '| --- | --- | --- | --- | --- | --- | --- | --- |',
+      '| data set (chunks) | modes | overlap@10 | R@5 local | R@5 engine | ms/query local | ms/query engine |',
+      '| --- | --- | --- | --- | --- | --- | --- |',
     );
     for (const d of (a['datasets'] as Array<Record<string, unknown>>) ?? []) {
-      const modes = d['modes'] as Record<string, Record<string, unknown>>;
-      for (const [mode, r] of Object.entries(modes)) {
-        const local = r['local'] as Record<string, number>;
-        const engine = r['engine'] as Record<string, number>;
-        out.push(
-          `| ${String(d['dataset'])} | ${String(d['chunks'])} | ${mode} | ${(r['overlap10'] as number).toFixed(3)} | ${(local['R@5'] ?? NaN).toFixed(4)} | ${(engine['R@5'] ?? NaN).toFixed(4)} | ${(r['localMsPerQuery'] as number).toFixed(1)} | ${(r['engineMsPerQuery'] as number).toFixed(1)} |`,
-        );
-      }
+      const modes = Object.entries(d['modes'] as Record<string, Record<string, unknown>>);
+      const each = (f: (r: Record<string, unknown>) => string): string => modes.map(([, r]) => f(r)).join(' / ');
+      const num = (v: unknown, digits: number): string => (typeof v === 'number' ? v.toFixed(digits) : '—');
+      out.push(
+        `| ${String(d['dataset'])} (${String(d['chunks'])}) | ${modes.map(([mode]) => mode).join(' / ')} | ${each((r) => num(r['overlap10'], 3))} | ${each((r) => num((r['local'] as Record<string, number>)['R@5'], 3))} | ${each((r) => num((r['engine'] as Record<string, number>)['R@5'], 3))} | ${each((r) => num(r['localMsPerQuery'], 1))} | ${each((r) => num(r['engineMsPerQuery'], 1))} |`,
+      );
     }
     out.push('', `${String(a['engine'])}; model ${String(a['model'])}. ${runLine('engine-agreement', a)}.`);
   }

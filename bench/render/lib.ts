@@ -25,17 +25,21 @@ export function fmt(v: unknown): string {
   return Number.isInteger(v) ? String(v) : v.toFixed(Math.abs(v) < 10 ? 2 : 1);
 }
 
-/** The machine a result names; results from before 2026-11-27 did not record one. */
-export function machineText(r: Result): string {
+/** The machine a result names; results from before 2026-11-27 did not record one (BENCHMARKS.md's preface says which it was). */
+export function machineText(r: Result): string | undefined {
   const m = r.machine;
-  if (!m) return 'machine not recorded';
-  return `${m.cpus} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node.replace(/^v/, '')}`;
+  return m ? `${m.cpus} × ${m.cpu}, ${m.memGiB} GiB, Node ${m.node.replace(/^v/, '')}` : undefined;
 }
 
-/** "2026-11-25 at 28b9620, 2 × …, [json](bench/results/NAME.json)": when, where and the data behind a figure. */
+/** "2026-11-25 at 28b9620, `command`, 2 × …, [json](bench/results/NAME.json)": when, how, where, and the data. */
 export function runLine(name: string, r: Result): string {
-  const command = r.command ? `\`${r.command}\`, ` : '';
-  return `${(r.date ?? '').slice(0, 10)} at ${r.commit ?? 'unknown'}, ${command}${machineText(r)}, [json](bench/results/${name}.json)`;
+  const parts = [
+    `${(r.date ?? '').slice(0, 10)} at ${r.commit ?? 'unknown'}`,
+    ...(r.command ? [`\`${r.command}\``] : []),
+    ...(machineText(r) ? [machineText(r) as string] : []),
+    `[json](bench/results/${name}.json)`,
+  ];
+  return parts.join(', ');
 }
 
 /** The result files whose names start with `prefix` (or equal it), in name order. */
@@ -43,6 +47,19 @@ export function named(results: Results, prefix: string): Array<[string, Result]>
   return Object.entries(results)
     .filter(([name]) => name === prefix || name.startsWith(`${prefix}-`))
     .sort(([a], [b]) => a.localeCompare(b));
+}
+
+/**
+ * Rows as a table, with the columns that hold one value in every row (of
+ * several) said once above it instead.
+ */
+export function compactTable(list: Row[]): string {
+  if (list.length < 2) return table(list);
+  const cols = [...new Set(list.flatMap((row) => Object.keys(row)))];
+  const constant = cols.filter((c) => list.every((row) => row[c] === list[0]?.[c]));
+  if (constant.length === 0 || constant.length === cols.length) return table(list);
+  const varying = list.map((row) => Object.fromEntries(Object.entries(row).filter(([c]) => !constant.includes(c))));
+  return `${constant.map((c) => `${c}: ${fmt(list[0]?.[c])}`).join('; ')}.\n\n${table(varying as Row[])}`;
 }
 
 /** A compact markdown table of rows as a bench printed them (every column any row has). */

@@ -1,4 +1,5 @@
 /** Retrieval quality with real models (bench/suites/quality-real.ts): BENCHMARKS.md's table and README's. */
+import { DEFAULTS } from '../../src/config.js';
 import { named, type Result, type Results, runLine } from './lib.js';
 
 interface QualityRow {
@@ -21,34 +22,117 @@ const DATASET_NAMES: Record<string, string> = {
   multihop: 'MultiHop-RAG **surrogate** (2,255)',
 };
 
+/** README's narrow table: the data sets' names without their query counts. */
+const README_NAMES: Record<string, string> = {
+  '2wiki': '2WikiMultiHopQA (supporting ids)',
+  'graphrag-medical': 'GraphRAG-Bench medical',
+  'graphrag-novel': 'GraphRAG-Bench novel',
+  multihop: 'MultiHop-RAG **surrogate**',
+};
+
+/** The same, short, for BENCHMARKS.md's wide tables (the legend under them names them in full). */
+const SHORT_NAMES: Record<string, string> = {
+  '2wiki': '2Wiki',
+  'graphrag-medical': 'medical',
+  'graphrag-novel': 'novel',
+  multihop: 'MultiHop (surrogate)',
+};
+const LEGEND = Object.keys(SHORT_NAMES)
+  .map((k) => `${SHORT_NAMES[k]}: ${DATASET_NAMES[k]}`)
+  .join('; ');
+
+/** Each model's results under its formats' conventions (not the runs with a forced `--dense-text`). */
 function qualityResults(results: Results): Array<[string, Result]> {
-  return named(results, 'quality');
+  return named(results, 'quality').filter(([name]) => !name.includes('-text-'));
+}
+
+/** "graphrag-novel 2026-11-25 at c34fe5c+, …": when the data sets a merged result kept were measured. */
+function keptRuns(r: Result): string {
+  return ((r['datasets'] as Array<QualityDataset & { ran?: { date?: string; commit?: string } }>) ?? [])
+    .filter((d) => d.ran)
+    .map((d) => `${d.dataset} ${(d.ran?.date ?? '').slice(0, 10)} at ${d.ran?.commit ?? 'unknown'}`)
+    .join(', ');
+}
+
+/**
+ * The dense arm under each text rule (`--dense-text`), every data set, one
+ * model: what decided each format's convention.
+ */
+export function renderDenseText(results: Results): string {
+  const runs = named(results, 'quality').filter(([name]) => name.includes('-text-'));
+  if (runs.length === 0) return '_No results yet: run `npm run bench -- quality-real --model M --dense-text RULE`._';
+  const byRule = (rule: string): Result | undefined => runs.find(([, r]) => r['denseText'] === rule)?.[1];
+  const from = byRule('contents');
+  const to = byRule('title-body');
+  if (!from || !to) return '_Both rules are needed: `--dense-text contents` and `--dense-text title-body`._';
+  const lines = [
+    `${String(from['model'])}, the stored \`"Title"\\nbody\` → \`Title body\`:`,
+    '',
+    '| data set (chunks) | dense R@5 | dense nDCG@10 | hybrid R@5 | hybrid nDCG@10 |',
+    '| --- | --- | --- | --- | --- |',
+  ];
+  for (const d of (from['datasets'] as QualityDataset[]) ?? []) {
+    const e = ((to['datasets'] as QualityDataset[]) ?? []).find((x) => x.dataset === d.dataset);
+    const cell = (mode: string, metric: string): string =>
+      `${m(
+        d.rows.find((x) => x.mode === mode),
+        metric,
+      )} → ${m(
+        e?.rows.find((x) => x.mode === mode),
+        metric,
+      )}`;
+    lines.push(
+      `| ${SHORT_NAMES[d.dataset] ?? d.dataset} (${d.chunks}) | ${cell('dense', 'R@5')} | ${cell('dense', 'nDCG@10')} | ${cell('hybrid', 'R@5')} | ${cell('hybrid', 'nDCG@10')} |`,
+    );
+  }
+  lines.push('', ...runs.map(([name, r]) => `- ${String(r['denseText'])}: ${runLine(name, r)}`));
+  return lines.join('\n');
 }
 
 function m(row: QualityRow | undefined, metric: string): string {
   const v = row?.metrics[metric];
-  return typeof v === 'number' ? v.toFixed(4) : '—';
+  return typeof v === 'number' ? v.toFixed(3) : '—';
 }
 
-/** One row per model and data set: each arm's figures on every query, the held-out half's beside them. */
+/**
+ * One row per model and data set: each arm on every query, then the held-out
+ * half (odd-numbered queries) for the arms, the default fusion, the textbook
+ * RRF (k 60, equal weights, pools of 100) and the fusion tuned on the even half.
+ */
 export function renderQuality(results: Results): string {
   const models = qualityResults(results);
   if (models.length === 0) return '_No real-model results yet: run `npm run bench -- quality-real`._';
   const out = [
-    '| model | data set (chunks) | R@5 BM25 | R@5 dense | R@5 hybrid | nDCG@10 BM25 | nDCG@10 dense | nDCG@10 hybrid | held-out R@5, hybrid | held-out R@5, tuned on the other half (setting) |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| model | data set (chunks) | R@5: BM25 / dense / hybrid | nDCG@10: BM25 / dense / hybrid | held-out R@5: BM25 / dense / hybrid / k 60 | held-out R@5, tuned (k, dense ×, pools) |',
+    '| --- | --- | --- | --- | --- | --- |',
   ];
+  let below = 0;
   for (const [, r] of models) {
-    for (const d of (r['datasets'] as QualityDataset[]) ?? []) {
+    for (const d of (r['datasets'] as Array<QualityDataset & { grid?: GridPoint[] }>) ?? []) {
       const all = (mode: string): QualityRow | undefined => d.rows.find((x) => x.mode === mode);
       const held = (mode: string): QualityRow | undefined => d.tuned.heldOut.find((x) => x.mode === mode);
+      const three = (metric: string, f: (mode: string) => QualityRow | undefined): string =>
+        ['bm25', 'dense', 'hybrid'].map((mode) => m(f(mode), metric)).join(' / ');
+      const classic = d.grid?.find((g) => g.k === 60 && g.denseWeight === 1 && g.depth === 100);
+      const arms = Math.max(held('bm25')?.metrics['R@5'] ?? 0, held('dense')?.metrics['R@5'] ?? 0);
+      const isBelow = (held('hybrid')?.metrics['R@5'] ?? 1) < arms;
+      if (isBelow) below++;
       out.push(
-        `| ${String(r['model'])} | ${DATASET_NAMES[d.dataset] ?? d.dataset} (${d.chunks}) | ${m(all('bm25'), 'R@5')} | ${m(all('dense'), 'R@5')} | ${m(all('hybrid'), 'R@5')} | ${m(all('bm25'), 'nDCG@10')} | ${m(all('dense'), 'nDCG@10')} | ${m(all('hybrid'), 'nDCG@10')} | ${m(held('hybrid'), 'R@5')} | ${m(held('hybrid-tuned'), 'R@5')} (k ${d.tuned.k}, dense × ${d.tuned.denseWeight}, pools of ${d.tuned.depth}) |`,
+        `| ${String(r['model'])} | ${SHORT_NAMES[d.dataset] ?? d.dataset} (${d.chunks}) | ${three('R@5', all)} | ${three('nDCG@10', all)} | ${three('R@5', held)}${isBelow ? ' †' : ''} / ${classic ? classic.heldOut.toFixed(3) : '—'} | ${m(held('hybrid-tuned'), 'R@5')} (${d.tuned.k}, ${d.tuned.denseWeight}, ${d.tuned.depth}) |`,
       );
     }
   }
-  out.push('', 'Models:', '');
-  for (const [name, r] of models) out.push(`- **${String(r['model'])}**: ${String(r['about'])}. ${runLine(name, r)}.`);
+  out.push(
+    '',
+    `${LEGEND}. † hybrid below the better arm on the held-out half (${below} of ${out.length - 2}).`,
+    '',
+    'Models:',
+    '',
+  );
+  for (const [name, r] of models) {
+    const merged = r['merged'] ? ` (${String(r['merged'])}: ${keptRuns(r)})` : '';
+    out.push(`- **${String(r['model'])}**: ${String(r['about']).split(': ')[0]}. ${runLine(name, r)}${merged}.`);
+  }
   const common = commonFusion(results);
   if (common) out.push('', common);
   return out.join('\n');
@@ -76,63 +160,48 @@ function commonFusion(results: Results): string | undefined {
   if (sets.length === 0) return undefined;
   const key = (g: Pick<GridPoint, 'k' | 'denseWeight' | 'depth'>): string => `${g.k}/${g.denseWeight}/${g.depth}`;
   const mean = new Map<string, number>();
-  for (const s of sets) for (const g of s.grid) mean.set(key(g), (mean.get(key(g)) ?? 0) + g.tune / sets.length);
+  const heldMean = new Map<string, number>();
+  for (const s of sets)
+    for (const g of s.grid) {
+      mean.set(key(g), (mean.get(key(g)) ?? 0) + g.tune / sets.length);
+      heldMean.set(key(g), (heldMean.get(key(g)) ?? 0) + g.heldOut / sets.length);
+    }
   const [bestKey] = [...mean].sort((a, b) => b[1] - a[1])[0] as [string, number];
   const [k, w, depth] = bestKey.split('/');
-  const lines = [
-    `**One setting for all**: the grid point with the best mean tuning-half R@5 over every model and data set is RRF k ${k}, dense × ${w}, pools of ${depth}, the product's default since 2026-11-25 (it was k 60, equal weights, pools of 100). Held-out R@5:`,
-    '',
-    '| model | data set | RRF k 60, equal weights, pools of 100 | common setting | BM25 | dense |',
-    '| --- | --- | --- | --- | --- | --- |',
-  ];
-  for (const s of sets) {
-    const point = s.grid.find((g) => key(g) === bestKey);
-    const classic = s.grid.find((g) => key(g) === '60/1/100');
-    const held = (mode: string): QualityRow | undefined => s.d.tuned.heldOut.find((x) => x.mode === mode);
-    lines.push(
-      `| ${s.model} | ${DATASET_NAMES[s.d.dataset] ?? s.d.dataset} | ${classic ? classic.heldOut.toFixed(4) : '—'} | ${point ? point.heldOut.toFixed(4) : '—'} | ${m(held('bm25'), 'R@5')} | ${m(held('dense'), 'R@5')} |`,
-    );
-  }
-  return lines.join('\n');
+  const isDefault =
+    Number(k) === DEFAULTS.rrfK && Number(w) === DEFAULTS.weights.dense && Number(depth) === DEFAULTS.candidates;
+  const f = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(4));
+  return (
+    `**One setting for all**: over ${sets.length} model and data set pairs, the grid point (RRF k ${[...new Set(sets[0]?.grid.map((g) => g.k))].join('/')}; dense × ${[...new Set(sets[0]?.grid.map((g) => g.denseWeight))].join('/')}; pools of ${[...new Set(sets[0]?.grid.map((g) => g.depth))].join('/')}) with the best mean tuning-half R@5 is RRF k ${k}, dense × ${w}, pools of ${depth} ` +
+    `(mean ${f(mean.get(bestKey))}; held-out ${f(heldMean.get(bestKey))}, against ${f(heldMean.get('60/1/100'))} for k 60, equal weights, pools of 100); ` +
+    `${isDefault ? 'it is' : 'it is not'} the product's default (RRF k ${DEFAULTS.rrfK}, dense × ${DEFAULTS.weights.dense}, pools of ${DEFAULTS.candidates}).`
+  );
 }
 
-/** README: R@5 per arm, one model per column group, each cell one figure. */
+/** README: R@5 of BM25 / dense / hybrid, one column per model (BM25 differs where chunks follow the model's window). */
 export function renderReadmeQuality(results: Results): string {
   const models = qualityResults(results);
   if (models.length === 0) return '_No real-model results yet._';
-  const header = [
-    'data set (queries)',
-    'BM25',
-    ...models.flatMap(([, r]) => {
-      // README is narrow: all-MiniLM-L6-v2-int8 → MiniLM int8
-      const short = String(r['model'])
-        .replace(/^all-(MiniLM)-L6-v2/, '$1')
-        .replace(/-int8$/, ' int8');
-      return [`dense ${short}`, `hybrid ${short}`];
-    }),
-  ];
+  const short = (model: string): string =>
+    model
+      .replace(/^all-(MiniLM)-L6-v2/, '$1')
+      .replace(/-en-v1\.5/, '')
+      .replace(/-v2/, '')
+      .replace(/-int8$/, ' int8');
+  const header = ['R@5: BM25 / dense / hybrid', ...models.map(([, r]) => short(String(r['model'])))];
   const lines = [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`];
-  const first = (models[0]?.[1]['datasets'] as QualityDataset[]) ?? [];
-  for (const d of first) {
-    const cells = [
-      DATASET_NAMES[d.dataset] ?? d.dataset,
-      m(
-        d.rows.find((x) => x.mode === 'bm25'),
-        'R@5',
-      ),
-    ];
+  const names = [
+    ...new Set(models.flatMap(([, r]) => ((r['datasets'] as QualityDataset[]) ?? []).map((d) => d.dataset))),
+  ];
+  for (const name of names) {
+    const cells = [README_NAMES[name] ?? name];
     for (const [, r] of models) {
-      const ds = ((r['datasets'] as QualityDataset[]) ?? []).find((x) => x.dataset === d.dataset);
-      cells.push(
-        m(
-          ds?.rows.find((x) => x.mode === 'dense'),
-          'R@5',
-        ),
-        m(
-          ds?.rows.find((x) => x.mode === 'hybrid'),
-          'R@5',
-        ),
-      );
+      const d = ((r['datasets'] as QualityDataset[]) ?? []).find((x) => x.dataset === name);
+      const v = (mode: string): string => {
+        const x = d?.rows.find((row) => row.mode === mode)?.metrics['R@5'];
+        return typeof x === 'number' ? x.toFixed(3) : '—';
+      };
+      cells.push(d ? `${v('bm25')} / ${v('dense')} / ${v('hybrid')}` : '—');
     }
     lines.push(`| ${cells.join(' | ')} |`);
   }

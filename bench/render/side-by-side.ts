@@ -3,13 +3,6 @@ import { type Result, type Results, runLine } from './lib.js';
 /** The load level the tables show beside one client's p50; the levels between are in each run's JSON. */
 const SHOWN = ['256'];
 
-/** A server's index size on disk and build time, as a side-by-side result records them ('—' where not given). */
-function indexCells(s: Record<string, unknown>): string {
-  const mib = s['index_mib'];
-  const build = s['build_s'];
-  return `${typeof mib === 'number' ? mib.toFixed(mib < 10 ? 1 : 0) : '—'} | ${typeof build === 'number' ? build.toFixed(1) : '—'}`;
-}
-
 /** The seed stack's servers beside ours under the same load (bench/side-by-side.ts). */
 export function renderSideBySide(results: Results): string {
   const names = Object.keys(results)
@@ -17,8 +10,8 @@ export function renderSideBySide(results: Results): string {
     .sort();
   if (names.length === 0) return '_No results yet: run `npm run bench -- side-by-side` (see its header)._';
   const lines = [
-    '| run | server | p50 ms, 1 client | QPS at 256 | p50 ms at 256 | p99 ms at 256 | errors | first answer after launch, s | resident MiB | index MiB on disk | build s | top-3 agreement with the first server |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| run | server | p50 ms, 1 client | QPS at 256 | p50 ms at 256 | p99 ms at 256 | errors | top-3 agreement with the first server |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   const runs: string[] = [];
   for (const name of names) {
@@ -31,7 +24,7 @@ export function renderSideBySide(results: Results): string {
       >;
       for (const [, w] of Object.entries(load).filter(([level]) => SHOWN.includes(level))) {
         lines.push(
-          `| ${name.slice(13)} | ${String(s['name'])} | ${load['1']?.p50ms.toFixed(1) ?? '—'} | ${w.rps.toFixed(0)} | ${w.p50ms.toFixed(1)} | ${w.p99ms.toFixed(1)} | ${w.non2xx + w.socketErrors} | ${s['first_answer_s'] === null ? '—' : (s['first_answer_s'] as number).toFixed(1)} | ${s['rss_mib'] === null ? '—' : (s['rss_mib'] as number).toFixed(0)} | ${indexCells(s)} | ${(s['agreement_top3'] as number).toFixed(3)} |`,
+          `| ${name.slice(13)} | ${String(s['name'])} | ${load['1']?.p50ms.toFixed(1) ?? '—'} | ${w.rps.toFixed(0)} | ${w.p50ms.toFixed(1)} | ${w.p99ms.toFixed(1)} | ${w.non2xx + w.socketErrors} | ${(s['agreement_top3'] as number).toFixed(3)} |`,
         );
       }
     }
@@ -52,8 +45,8 @@ export function renderMcpSideBySide(results: Results): string {
   if (names.length === 0) return '_No results yet: run `npm run bench -- mcp-side-by-side` (see its header)._';
   type Load = { qps: number; p50ms: number; p99ms: number; errors: number };
   const lines = [
-    '| data set | server | p50 ms, 1 client | QPS at 256 | p50 ms at 256 | p99 ms at 256 | errors | R@5 | top-5 agreement with the first server | resident MiB | first answer, s | index MiB on disk | build s |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    '| data set | server | p50 ms, 1 client | QPS at 256 | p50 ms at 256 | p99 ms at 256 | errors | R@5 | top-5 agreement with the first server |',
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   const runs: string[] = [];
   for (const name of names) {
@@ -62,15 +55,13 @@ export function renderMcpSideBySide(results: Results): string {
     for (const s of servers) {
       const load = s['load'] as Record<string, Load>;
       const r5 = ((s['quality'] as Record<string, number>)['R@5'] ?? NaN).toFixed(4);
-      const rss = s['rss_mib'] === null ? '—' : (s['rss_mib'] as number).toFixed(0);
-      const firstS = s['first_answer_s'] === null ? '—' : (s['first_answer_s'] as number).toFixed(1);
       const levels = Object.keys(load)
         .filter((level) => SHOWN.includes(level))
         .sort((a, b) => Number(a) - Number(b));
       for (const c of levels) {
         const w = load[c] as Load;
         lines.push(
-          `| ${String(r['dataset'])} | ${String(s['name'])} | ${load['1']?.p50ms.toFixed(1) ?? '—'} | ${w.qps.toFixed(1)} | ${w.p50ms.toFixed(1)} | ${w.p99ms.toFixed(1)} | ${w.errors} | ${r5} | ${(s['agreement_top5'] as number).toFixed(3)} | ${rss} | ${firstS} | ${indexCells(s)} |`,
+          `| ${String(r['dataset'])} | ${String(s['name'])} | ${load['1']?.p50ms.toFixed(1) ?? '—'} | ${w.qps.toFixed(1)} | ${w.p50ms.toFixed(1)} | ${w.p99ms.toFixed(1)} | ${w.errors} | ${r5} | ${(s['agreement_top5'] as number).toFixed(3)} |`,
         );
       }
     }

@@ -7,7 +7,7 @@
  *
  * Texts (1,200): 800 real 2WikiMultiHopQA paragraphs, its 200 questions, and
  * 200 texts of eight consecutive paragraphs each (over 512 tokens, so
- * truncation is exercised). The references (bench/peers/reference_embed.py,
+ * truncation is exercised). The references (scripts/models/reference_embed.py,
  * in bench/.venv): sentence-transformers on the model's own safetensors where
  * the model directory has them, and `tokenizers` + onnxruntime + numpy pooling
  * on the very ONNX file the product loads. Reported: cosine between the
@@ -21,7 +21,13 @@ import { openEncoder } from '../../src/encoder/load-encoder.js';
 import { silentLogger } from '../../src/util/log.js';
 import { percentile } from '../../src/util/percentile.js';
 import { arg, BENCH_DATA, ROOT, SHARED, writeResult } from '../lib/common.js';
-import { fetchRealModel, modelFetchOptions, pythonFor, REAL_MODELS } from '../../scripts/models/real-models.js';
+import {
+  fetchRealModel,
+  modelFetchOptions,
+  onnxFileOf,
+  pythonFor,
+  REAL_MODELS,
+} from '../../scripts/models/real-models.js';
 
 const threads = Number(arg('threads', '2'));
 const models = arg('model') ? [arg('model') as string] : Object.keys(REAL_MODELS);
@@ -48,7 +54,15 @@ writeFileSync(queriesFile, questions.map((t) => JSON.stringify(t)).join('\n') + 
 for (const model of models) {
   const dir = await fetchRealModel(model, modelFetchOptions(log));
   const { encoder } = await openEncoder(
-    { model, modelPath: dir, variant: 'fp32', revision: 'main', device: 'cpu', threads, batchSize: 32 },
+    {
+      model,
+      modelPath: dir,
+      variant: REAL_MODELS[model]?.variant ?? 'fp32',
+      revision: 'main',
+      device: 'cpu',
+      threads,
+      batchSize: 32,
+    },
     { endpoint: '', cacheDir: '', offline: true, log: silentLogger, progress: false },
   );
   const s = encoder.settings;
@@ -74,8 +88,9 @@ for (const model of models) {
     const line = execFileSync(
       pythonFor({ log }),
       [
-        join(ROOT, 'bench/peers/reference_embed.py'),
-        ...['--model-dir', dir, '--engine', engine, '--texts', join(work, 'prefixed.jsonl')],
+        join(ROOT, 'scripts/models/reference_embed.py'),
+        ...['--model-dir', dir, '--onnx', onnxFileOf(model), '--engine', engine],
+        ...['--texts', join(work, 'prefixed.jsonl')],
         ...['--queries', queriesFile, '--out', out, '--max-length', String(s.maxLength)],
         ...['--pooling', s.pooling, '--threads', String(threads)],
       ],

@@ -13,15 +13,15 @@
  * Writes bench/results/quality-<model>.json; the README table is rendered from it.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { loadQueries, type EvalQuery } from '../../src/eval/queries.js';
 import { createJudge, type EvalRow } from '../../src/eval/run-eval.js';
 import { fuseRrf } from '../../src/search/fuse.js';
 import type { SearchHit } from '../../src/search/types.js';
-import { arg, BENCH_DATA, ROOT, writeResult } from '../lib/common.js';
+import { arg, BENCH_DATA, BENCH_RESULTS, ROOT, writeResult } from '../lib/common.js';
 import { DATASETS, type Dataset } from '../lib/datasets.js';
-import { fetchRealModel, modelFetchOptions, REAL_MODELS } from '../../scripts/models/real-models.js';
+import { fetchRealModel, modelFetchOptions, REAL_MODELS, variantArgs } from '../../scripts/models/real-models.js';
 import { benchRetriever, openBenchCorpus, openManifestEncoder } from '../lib/retriever.js';
 
 const GRID = {
@@ -35,10 +35,14 @@ const POOL = 100;
 const models = arg('model') ? [arg('model') as string] : Object.keys(REAL_MODELS);
 const datasets = arg('datasets') ? DATASETS.filter((d) => arg('datasets')!.split(',').includes(d.name)) : DATASETS;
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
+// --dense-text RULE builds with that rule instead of each format's convention; its results are
+// tagged (quality-MODEL-text-RULE.json), which is how the convention per format is measured
+const denseText = arg('dense-text');
+const tag = denseText ? `-text-${denseText}` : '';
 
 for (const model of models) {
   const dir = await fetchRealModel(model, modelFetchOptions(log));
-  const indexDir = join(BENCH_DATA, 'real-indexes', model);
+  const indexDir = join(BENCH_DATA, 'real-indexes', `${model}${tag}`);
   const out: Record<string, unknown>[] = [];
   for (const d of datasets) {
     const built = existsSync(join(indexDir, d.name, 'manifest.json'));
@@ -50,7 +54,8 @@ for (const model of models) {
         [
           join(ROOT, 'bin/build-index.js'),
           ...['--name', d.name, '--input', d.input, '--format', d.format],
-          ...['--index-dir', indexDir, '--model-path', dir, '--no-progress'],
+          ...['--index-dir', indexDir, '--model-path', dir, ...variantArgs(model), '--no-progress'],
+          ...(denseText ? ['--dense-text', denseText] : []),
         ],
         { stdio: ['ignore', 2, 2] },
       );
@@ -58,7 +63,35 @@ for (const model of models) {
     const buildSeconds = built ? null : (performance.now() - t0) / 1000;
     out.push({ dataset: d.name, buildSeconds, ...(await measure(d, indexDir)) });
   }
-  writeResult(`quality-${model}`, { model, about: REAL_MODELS[model]!.about, grid: GRID, pool: POOL, datasets: out });
+  // --merge: re-measure only the --datasets given and keep the others from the result file
+  const file = join(BENCH_RESULTS, `quality-${model}${tag}.json`);
+  const before =
+    process.argv.includes('--merge') && existsSync(file)
+      ? (JSON.parse(readFileSync(file, 'utf8')) as {
+          date: string;
+          commit: string;
+          datasets: Array<{ dataset: string; ran?: unknown }>;
+        })
+      : undefined;
+  // a kept data set says when it ran
+  const kept = (before?.datasets ?? [])
+    .filter((d) => !out.some((o) => o['dataset'] === d.dataset))
+    .map((d) => ({ ...d, ran: d.ran ?? { date: before?.date, commit: before?.commit } }));
+  const order = DATASETS.map((d) => d.name);
+  const datasetsOut = [...kept, ...out].sort(
+    (a, b) => order.indexOf(String(a['dataset'])) - order.indexOf(String(b['dataset'])),
+  );
+  writeResult(`quality-${model}${tag}`, {
+    model,
+    about: REAL_MODELS[model]!.about,
+    ...(denseText ? { denseText } : {}),
+    ...(kept.length > 0
+      ? { merged: `${out.map((o) => String(o['dataset'])).join(', ')} re-measured; the rest kept` }
+      : {}),
+    grid: GRID,
+    pool: POOL,
+    datasets: datasetsOut,
+  });
 }
 
 async function measure(d: Dataset, indexDir: string): Promise<Record<string, unknown>> {
