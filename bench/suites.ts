@@ -61,7 +61,7 @@ export const SUITES: Suite[] = [
     needs: '`../shared`, PyPI (models and their export)',
     runtime: 'about 10 min a model',
     render: (results) =>
-      `${renderQuality(results)}\n\n### The text the dense arm embeds\n\nThe stored text is always \`"Title"\\nbody\`; the encoder sees it as it is, or as \`Title body\` (BEIR’s and MTEB’s convention), by format (\`--dense-text\`). Both, for one model on every data set (2Wiki is wiki-18 format, embedded as it is by default so that imported FAISS vectors match):\n\n${renderDenseText(results)}`,
+      `${renderQuality(results)}\n\n### The text the dense arm embeds\n\nEach format’s default (\`--dense-text\`) follows this, from one model on every data set:\n\n${renderDenseText(results)}`,
   },
   {
     name: 'numerics',
@@ -76,7 +76,7 @@ export const SUITES: Suite[] = [
     name: 'encoder-real',
     title: 'A real e5 encoder against the Python stacks',
     about:
-      'e5-small-v2, fp32 and int8, the same ONNX file and 2 threads for all, one run: 1,585 2Wiki passages at batch 32, 200 questions one at a time. Ours also end to end through `POST /retrieve` (one client, caches off).',
+      'e5-small-v2 fp32 and int8, same ONNX file and 2 threads for all, one run: 1,585 2Wiki passages at batch 32, 200 questions one at a time; ours also through `POST /retrieve` (caches off).',
     needs: '`../shared`, Maven Central (the models), PyPI (the peers)',
     runtime: 'about 10 min',
     render: renderEncoderReal,
@@ -140,7 +140,7 @@ export const SUITES: Suite[] = [
     name: 'engine-agreement',
     title: 'Engine backend: OpenSearch against local files',
     about:
-      'The same indexes served from local files and from a three-node OpenSearch cluster (k-NN plugin), on the same queries: overlap of the top 10, R@5 each way, and the time per query.',
+      'The same indexes served from local files and from three OpenSearch nodes (k-NN), same queries.',
     needs: '`../shared`, Java 21, `bash scripts/install-opensearch.sh`, `quality-real`’s indexes',
     runtime: 'about 10 min',
     render: renderEngineAgreement,

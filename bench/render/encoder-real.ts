@@ -5,11 +5,15 @@ export function renderEncoderReal(results: Results): string {
   const r = results['encoder-real'];
   if (!r) return '_No results yet: run `npm run bench -- encoder-real`._';
   const list = rows(r);
+  const label = (engine: unknown): string =>
+    String(engine)
+      .replace('ours: encoder alone (in-process)', 'ours, encoder alone')
+      .replace('ours: POST /retrieve at one client, --batch-wait-ms ', 'ours, `/retrieve`, batch wait ms ');
   const num = (x: Row | undefined, k: string): number => (typeof x?.[k] === 'number' ? (x[k] as number) : NaN);
   const ratio = (v: number): string => (Number.isFinite(v) ? `${v.toFixed(2)}×` : '—');
   const models = [...new Set(list.map((x) => String(x['model'])))];
   const lines = [
-    '| model | build passages/s, ours ÷ fastest peer (target ≥ 1) | query p50, fastest peer’s encoder ÷ our `/retrieve` (target ≥ 1) | query p50, fastest peer ÷ our encoder alone |',
+    '| model | build passages/s: ours ÷ fastest peer (target ≥ 1) | query p50: fastest peer’s encoder ÷ our `/retrieve` (≥ 1) | query p50: fastest peer ÷ our encoder |',
     '| --- | --- | --- | --- |',
   ];
   for (const m of models) {
@@ -30,7 +34,7 @@ export function renderEncoderReal(results: Results): string {
     );
   const int8 = build('e5-small-v2-int8') / build('e5-small-v2');
   return [
-    table(list),
+    table(list.map((x) => ({ ...x, engine: label(x['engine']) }))),
     '',
     lines.join('\n'),
     '',

@@ -166,14 +166,17 @@ function commonFusion(results: Results): string | undefined {
       mean.set(key(g), (mean.get(key(g)) ?? 0) + g.tune / sets.length);
       heldMean.set(key(g), (heldMean.get(key(g)) ?? 0) + g.heldOut / sets.length);
     }
-  const [bestKey] = [...mean].sort((a, b) => b[1] - a[1])[0] as [string, number];
+  const ranked = [...mean].sort((a, b) => b[1] - a[1]);
+  const [bestKey] = ranked[0] as [string, number];
+  const [nextKey, nextMean] = ranked[1] ?? ['', NaN];
+  const [nk, nw, nd] = nextKey.split('/');
   const [k, w, depth] = bestKey.split('/');
   const isDefault =
     Number(k) === DEFAULTS.rrfK && Number(w) === DEFAULTS.weights.dense && Number(depth) === DEFAULTS.candidates;
   const f = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(4));
   return (
     `**One setting for all**: over ${sets.length} model and data set pairs, the grid point (RRF k ${[...new Set(sets[0]?.grid.map((g) => g.k))].join('/')}; dense × ${[...new Set(sets[0]?.grid.map((g) => g.denseWeight))].join('/')}; pools of ${[...new Set(sets[0]?.grid.map((g) => g.depth))].join('/')}) with the best mean tuning-half R@5 is RRF k ${k}, dense × ${w}, pools of ${depth} ` +
-    `(mean ${f(mean.get(bestKey))}; held-out ${f(heldMean.get(bestKey))}, against ${f(heldMean.get('60/1/100'))} for k 60, equal weights, pools of 100); ` +
+    `(mean ${f(mean.get(bestKey))}, the next best k ${nk}, dense × ${nw}, pools of ${nd} at ${f(nextMean)}; held-out ${f(heldMean.get(bestKey))}, against ${f(heldMean.get('60/1/100'))} for k 60, equal weights, pools of 100); ` +
     `${isDefault ? 'it is' : 'it is not'} the product's default (RRF k ${DEFAULTS.rrfK}, dense × ${DEFAULTS.weights.dense}, pools of ${DEFAULTS.candidates}).`
   );
 }
