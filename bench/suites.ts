@@ -139,8 +139,7 @@ export const SUITES: Suite[] = [
   {
     name: 'engine-agreement',
     title: 'Engine backend: OpenSearch against local files',
-    about:
-      'The same indexes served from local files and from three OpenSearch nodes (k-NN), same queries.',
+    about: 'The same indexes served from local files and from three OpenSearch nodes (k-NN), same queries.',
     needs: '`../shared`, Java 21, `bash scripts/install-opensearch.sh`, `quality-real`’s indexes',
     runtime: 'about 10 min',
     render: renderEngineAgreement,
