@@ -8,9 +8,10 @@
  *   against the sha1 and sha256 pinned by the caller; a mismatch removes it.
  */
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { download, sha256File } from './pypi.js';
+import { hashFile } from '../../src/util/hash-file.js';
+import { download } from './pypi.js';
 
 export interface PinnedJar {
   group: string;
@@ -37,27 +38,11 @@ export function jarUrl(j: PinnedJar, repo: string): string {
   return `${repo.replace(/\/$/, '')}/${j.group.replace(/\./g, '/')}/${j.artifact}/${j.version}/${file}`;
 }
 
-function sha1File(path: string): string {
-  const h = createHash('sha1');
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(1 << 20);
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      h.update(buf.subarray(0, n));
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return h.digest('hex');
-}
-
 /** The jar's path in the cache, downloading (or finishing) it first when needed. */
 export async function fetchJar(j: PinnedJar, o: MavenOptions): Promise<string> {
   const url = jarUrl(j, o.repo);
   const dest = join(o.cacheDir, 'jars', `${j.artifact}-${j.version}.jar`);
-  if (existsSync(dest) && sha256File(dest) === j.sha256) return dest;
+  if (existsSync(dest) && hashFile(dest) === j.sha256) return dest;
   mkdirSync(dirname(dest), { recursive: true });
   const published = await publishedSha1(url, o);
   if (published !== j.sha1) {
@@ -68,8 +53,8 @@ export async function fetchJar(j: PinnedJar, o: MavenOptions): Promise<string> {
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     try {
       await download(url, part, o);
-      const sha1 = sha1File(part);
-      const sha256 = sha256File(part);
+      const sha1 = hashFile(part, createHash('sha1'));
+      const sha256 = hashFile(part);
       if (sha1 !== j.sha1 || sha256 !== j.sha256) {
         rmSync(part, { force: true });
         throw new Error(

@@ -13,6 +13,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readSync, renameSync, rmSyn
 import { appendFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { crc32, inflateRawSync } from 'node:zlib';
+import { hashFile } from '../../src/util/hash-file.js';
 
 export interface PinnedWheel {
   /** The project name on PyPI. */
@@ -38,7 +39,7 @@ const ATTEMPTS = 4;
 /** The wheel's path in the cache, downloading (or finishing) it first when needed. */
 export async function fetchWheel(w: PinnedWheel, o: PypiOptions): Promise<string> {
   const dest = join(o.cacheDir, 'wheels', w.filename);
-  if (existsSync(dest) && sha256File(dest) === w.sha256) return dest;
+  if (existsSync(dest) && hashFile(dest) === w.sha256) return dest;
   mkdirSync(dirname(dest), { recursive: true });
   const url = await wheelUrl(w, o);
   const part = `${dest}.partial`;
@@ -46,7 +47,7 @@ export async function fetchWheel(w: PinnedWheel, o: PypiOptions): Promise<string
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     try {
       await download(url, part, o);
-      const got = sha256File(part);
+      const got = hashFile(part);
       if (got !== w.sha256) {
         rmSync(part, { force: true });
         throw new Error(
@@ -113,22 +114,6 @@ export async function download(url: string, part: string, o: Pick<PypiOptions, '
       o.log(`${url.split('/').pop()}: ${((100 * done) / total).toFixed(0)}% of ${(total / 2 ** 20).toFixed(0)} MiB`);
     }
   }
-}
-
-export function sha256File(path: string): string {
-  const h = createHash('sha256');
-  const fd = openSync(path, 'r');
-  try {
-    const buf = Buffer.allocUnsafe(1 << 20);
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n === 0) break;
-      h.update(buf.subarray(0, n));
-    }
-  } finally {
-    closeSync(fd);
-  }
-  return h.digest('hex');
 }
 
 interface ZipEntry {

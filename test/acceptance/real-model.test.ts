@@ -25,7 +25,7 @@ import {
   SMALLEST_REAL_MODEL,
   variantArgs,
 } from '../../scripts/models/real-models.js';
-import { sha256File } from '../../scripts/models/pypi.js';
+import { hashFile } from '../../src/util/hash-file.js';
 import { connectStdio, runBin, type ToolText } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir, REPO_ROOT, sharedPath } from '../helpers/paths.js';
 
@@ -54,8 +54,8 @@ describe.skipIf(!HAS_SHARED)('a real e5 from Maven Central (e5-small-v2, int8)',
       readFileSync(join(REPO_ROOT, 'test/fixtures/e5-small-v2-int8-golden.json'), 'utf8'),
     ) as Golden;
     // the golden vectors belong to this very file
-    expect(sha256File(join(modelDir, 'onnx/model_quantized.onnx'))).toBe(golden.onnx_sha256);
-    expect(sha256File(join(modelDir, 'tokenizer.json'))).toBe(golden.tokenizer_sha256);
+    expect(hashFile(join(modelDir, 'onnx/model_quantized.onnx'))).toBe(golden.onnx_sha256);
+    expect(hashFile(join(modelDir, 'tokenizer.json'))).toBe(golden.tokenizer_sha256);
     const { encoder } = await openEncoder(
       {
         model: 'e5-small-v2',
