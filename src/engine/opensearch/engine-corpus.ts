@@ -19,8 +19,14 @@ import {
   type ChunkSource,
 } from './schema.js';
 
-/** Searches retried after an answer with failed shards (a node going down mid-request). */
-const SHARD_RETRIES = 3;
+/**
+ * How long a search keeps retrying answers with failed shards (a node going
+ * down mid-request): until the cluster has promoted the replicas, which on a
+ * loaded machine takes seconds when the killed node was the cluster manager
+ * (a new one is elected first). Backoff doubles from 50 ms up to 1 s.
+ */
+const SHARD_RETRY_MS = 15_000;
+const SHARD_BACKOFF_MAX_MS = 1000;
 /** /ready's probe of the engine: one request, answered within this, reused for a second. */
 const PROBE_TIMEOUT_MS = 2000;
 const PROBE_CACHE_MS = 1000;
@@ -37,9 +43,16 @@ function probeEvery(ms: number, probe: () => Promise<string | undefined>): () =>
 
 interface SearchBody {
   hits: { hits: Array<{ _score: number; _source: ChunkSource }>; total?: { value: number } };
-  _shards?: { failed?: number };
+  _shards?: { failed?: number; failures?: Array<{ reason?: { type?: string; reason?: string } }> };
   error?: { reason?: string };
   status?: number;
+}
+
+/** What an answer with failed shards says went wrong. */
+function shardFailure(r: SearchBody): string {
+  const shard = r._shards?.failures?.find((f) => f.reason?.reason || f.reason?.type)?.reason;
+  const reason = r.error?.reason || shard?.reason || shard?.type;
+  return reason ? reason : `${r._shards?.failed ?? 'some'} shards failed`;
 }
 
 /** The hint that ends every "not in the engine" message. */
@@ -209,6 +222,7 @@ async function searchArms(client: EngineClient, alias: string, q: EngineQuery, e
     order.push('count');
     bodies.push(header, { size: 0, track_total_hits: true, query: { bool: { filter } } });
   }
+  const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     const { body } = await client.request<{ responses: SearchBody[] }>({
       method: 'POST',
@@ -217,13 +231,15 @@ async function searchArms(client: EngineClient, alias: string, q: EngineQuery, e
     });
     const failed = body.responses.find((r) => r.error || (r._shards?.failed ?? 0) > 0);
     if (failed) {
-      if (attempt < SHARD_RETRIES) {
-        await delay(50 * 2 ** attempt);
+      const wait = Math.min(50 * 2 ** attempt, SHARD_BACKOFF_MAX_MS);
+      if (Date.now() - started + wait <= SHARD_RETRY_MS) {
+        await delay(wait);
         continue;
       }
       throw new RetrieverError(
         'ENGINE',
-        `the engine at ${client.location} could not search every shard of ${alias}: ${failed.error?.reason ?? 'shards failed'}`,
+        `the engine at ${client.location} could not search every shard of ${alias} ` +
+          `within ${SHARD_RETRY_MS / 1000} s: ${shardFailure(failed)}; check the cluster's health (GET /_cluster/health)`,
       );
     }
     const out: EngineArms = { records: new Map() };
