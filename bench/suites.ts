@@ -221,15 +221,6 @@ export const SUITES: Suite[] = [
     runtime: 'about 3 min',
     render: generic('encoder'),
   },
-  {
-    name: 'stateless-dispatch',
-    title: 'Stateless MCP dispatch',
-    about:
-      'One stateless MCP `tools/call` through our direct dispatch and through the SDK’s public per-request path, in one process, median of rounds.',
-    needs: 'nothing',
-    runtime: 'under 1 min',
-    render: generic('stateless-dispatch'),
-  },
 ];
 
 export function suiteNamed(name: string): Suite | undefined {

@@ -175,7 +175,6 @@ export function createServerMetrics() {
       'Idle HTTP connections closed to stay under --max-connections.',
     ),
     sessions: r.gauge('retriever_mcp_sessions', 'Open MCP sessions (Streamable HTTP and SSE).'),
-    statelessPending: r.gauge('retriever_mcp_stateless_pending', 'Stateless MCP requests waiting for their answer.'),
     rss,
   };
 }

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeJsonl } from '../helpers/build.js';
 import { tinyBuildArgs } from '../helpers/encoder.js';
 import { postJson, startHttpServer, type RunningServer } from '../helpers/http-server.js';
-import { runBin, type ToolText } from '../helpers/mcp.js';
+import { connectHttp2026, runBin, type ToolText } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
 
 const tmp = makeTempDir();
@@ -63,6 +63,68 @@ describe.skipIf(!HAS_SHARED)('HTTP transport (real server process)', () => {
       await transport.terminateSession();
       await c.close();
     }
+  });
+
+  it('serves a v2 client in 2026-07-28 mode on the same endpoint: no initialize, no session', async () => {
+    const c = await connectHttp2026(`${srv.url}/mcp`);
+    try {
+      expect(c.getServerVersion()?.name).toBe('retriever-mcp');
+      const { tools } = await c.listTools();
+      expect(tools.map((t) => t.name).sort()).toEqual(['batch_search', 'fetch', 'list_corpora', 'search']);
+      const r = (await c.callTool({ name: 'search', arguments: { query: 'kings number 7', top_k: 2 } })) as ToolText;
+      expect((r.structuredContent as { results: unknown[] }).results).toHaveLength(2);
+      const bad = (await c.callTool({ name: 'search', arguments: { query: 'kings', k: 3 } })) as ToolText;
+      expect(bad.isError).toBe(true);
+      expect(JSON.stringify(bad.content)).toMatch(/top_k/);
+    } finally {
+      await c.close();
+    }
+    // nothing was kept for it
+    const m = await (await fetch(`${srv.url}/metrics`)).text();
+    expect(/retriever_mcp_sessions (\d+)/.exec(m)?.[1]).toBe('0');
+  });
+
+  it("answers 2026-07-28 requests in that revision's shape, and names the versions it serves", async () => {
+    const envelope = (v: string) => ({
+      'io.modelcontextprotocol/protocolVersion': v,
+      'io.modelcontextprotocol/clientCapabilities': {},
+    });
+    const post = (method: string, params: Record<string, unknown>, v = '2026-07-28', name?: string) =>
+      postJson(
+        `${srv.url}/mcp`,
+        { jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: envelope(v) } },
+        {
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': v,
+          'mcp-method': method,
+          ...(name ? { 'mcp-name': name } : {}),
+        },
+      );
+    const d = await post('server/discover', {});
+    expect(d.status).toBe(200);
+    expect(d.headers.get('mcp-session-id')).toBeNull();
+    const discover = (d.json as unknown as { result: Record<string, unknown> }).result;
+    expect(discover['supportedVersions']).toContain('2026-07-28');
+    expect(discover['resultType']).toBe('complete');
+    expect(discover['_meta']).toMatchObject({ 'io.modelcontextprotocol/serverInfo': { name: 'retriever-mcp' } });
+    const list = (await post('tools/list', {})).json as unknown as { result: Record<string, unknown> };
+    expect(list.result).toMatchObject({ resultType: 'complete' });
+    expect(typeof list.result['ttlMs']).toBe('number');
+    expect(typeof list.result['cacheScope']).toBe('string');
+    const call = await post(
+      'tools/call',
+      { name: 'search', arguments: { query: 'films', top_k: 1 } },
+      undefined,
+      'search',
+    );
+    expect((call.json as unknown as { result: Record<string, unknown> }).result).toMatchObject({
+      resultType: 'complete',
+      structuredContent: { corpus: 'w' },
+    });
+    // a revision the server does not serve: an error naming the ones it does
+    const future = await post('tools/list', {}, '2099-01-01');
+    expect(JSON.stringify(future.json)).toMatch(/2026-07-28/);
+    expect((future.json as unknown as { error: { code: number } }).error.code).toBeLessThan(0);
   });
 
   it('serves stateless MCP requests (no initialize, no session id)', async () => {
@@ -149,9 +211,10 @@ describe.skipIf(!HAS_SHARED)('HTTP transport (real server process)', () => {
     };
     const cases: Array<[unknown, Record<string, string>, number, number, RegExp]> = [
       [list, { accept: 'application/json' }, 406, -32000, /Accept/],
-      [{ hello: 'world' }, accept, 400, -32700, /JSON-RPC/],
+      // valid JSON that is not a JSON-RPC message: Invalid Request (JSON-RPC 2.0, section 5)
+      [{ hello: 'world' }, accept, 400, -32600, /JSON-RPC/],
       [[], accept, 400, -32600, /batch/],
-      [Array.from({ length: 101 }, () => list), accept, 400, -32600, /batch/],
+      [Array.from({ length: 101 }, () => list), accept, 400, -32600, /batch/i],
       [[init, list], accept, 400, -32600, /initiali[sz]/],
       [list, { ...accept, 'mcp-protocol-version': '1999-01-01' }, 400, -32000, /protocol version/],
     ];

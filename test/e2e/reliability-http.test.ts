@@ -89,7 +89,8 @@ describe('memory stays bounded whatever clients send', () => {
       expect(r.status).toBe(200);
       expect(r.json).toMatchObject({ id: i, error: { code: -32601 } });
     }
-    expect(await metric('retriever_mcp_stateless_pending')).toBe(0);
+    // served by an instance a request: no session, nothing left behind
+    expect(await metric('retriever_mcp_sessions')).toBe(0);
   });
 
   it('caps MCP sessions and expires idle ones (--max-sessions 5, --session-ttl-s 2)', async () => {

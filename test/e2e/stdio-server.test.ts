@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build, writeJsonl } from '../helpers/build.js';
-import { connectStdio, runBin, textOf, type ToolText } from '../helpers/mcp.js';
+import { CLIENT_ERAS, connectStdio, runBin, textOf, type ToolText } from '../helpers/mcp.js';
 import { BIN, makeTempDir } from '../helpers/paths.js';
 
 const tmp = makeTempDir();
@@ -35,9 +35,10 @@ beforeAll(async () => {
 });
 afterAll(tmp.cleanup);
 
-describe('retriever-mcp over stdio (real client, real server process)', () => {
+// the same tests with a 1.x client (2025-11-25: initialize) and a v2 client pinned to 2026-07-28
+describe.each(CLIENT_ERAS)('retriever-mcp over stdio (real %s-era client, real server process)', (era) => {
   it('lists the tools with input and output schemas and read-only hints', async () => {
-    const s = await connectStdio(['--corpus', 'wiki', '--index-dir', indexDir]);
+    const s = await connectStdio(['--corpus', 'wiki', '--index-dir', indexDir], {}, era);
     try {
       const { tools } = await s.client.listTools();
       expect(tools.map((t) => t.name).sort()).toEqual(['batch_search', 'fetch', 'list_corpora', 'search']);
@@ -51,7 +52,7 @@ describe('retriever-mcp over stdio (real client, real server process)', () => {
   });
 
   it('search returns LLM text blocks and structured hits with BM25 ranks', async () => {
-    const s = await connectStdio(['--corpus', 'wiki', '--index-dir', indexDir, '--top-k', '2']);
+    const s = await connectStdio(['--corpus', 'wiki', '--index-dir', indexDir, '--top-k', '2'], {}, era);
     try {
       const r = (await s.client.callTool({
         name: 'search',
@@ -74,7 +75,7 @@ describe('retriever-mcp over stdio (real client, real server process)', () => {
   });
 
   it('a text-only client reads the id from the text and fetches it', async () => {
-    const s = await connectStdio(['--corpus', 'wiki', '--index-dir', indexDir, '--top-k', '2']);
+    const s = await connectStdio(['--corpus', 'wiki', '--index-dir', indexDir, '--top-k', '2'], {}, era);
     try {
       const r = (await s.client.callTool({ name: 'search', arguments: { query: 'capital of Japan' } })) as ToolText;
       const texts = (r.content ?? []).map((c) => c.text ?? '');
@@ -92,7 +93,7 @@ describe('retriever-mcp over stdio (real client, real server process)', () => {
   });
 
   it('batch_search answers each query in order; fetch and list_corpora work across two corpora', async () => {
-    const s = await connectStdio(['--corpus', 'wiki', '--corpus', 'news', '--index-dir', indexDir]);
+    const s = await connectStdio(['--corpus', 'wiki', '--corpus', 'news', '--index-dir', indexDir], {}, era);
     try {
       const b = (await s.client.callTool({
         name: 'batch_search',
@@ -140,7 +141,7 @@ describe('retriever-mcp over stdio (real client, real server process)', () => {
   });
 
   it('turns bad arguments into isError results and keeps serving', async () => {
-    const s = await connectStdio(['--corpus', 'wiki', '--index-dir', indexDir]);
+    const s = await connectStdio(['--corpus', 'wiki', '--index-dir', indexDir], {}, era);
     try {
       const bad: Array<[Record<string, unknown>, RegExp]> = [
         [{ query: '   ' }, /query is empty/],
@@ -166,7 +167,7 @@ describe('retriever-mcp over stdio (real client, real server process)', () => {
   });
 
   it('fetch and filters treat hostile ids as plain values (parameterised SQL, served corpora only)', async () => {
-    const s = await connectStdio(['--corpus', 'wiki', '--index-dir', indexDir]);
+    const s = await connectStdio(['--corpus', 'wiki', '--index-dir', indexDir], {}, era);
     try {
       const hostile = ["p0' OR '1'='1", 'p0"; DROP TABLE chunks; --', '../../wiki/manifest.json', '%', '*', 'p%'];
       const f = (await s.client.callTool({ name: 'fetch', arguments: { ids: hostile } })) as ToolText;
@@ -183,7 +184,9 @@ describe('retriever-mcp over stdio (real client, real server process)', () => {
       await s.close();
     }
   });
+});
 
+describe('retriever-mcp over stdio: refusals before serving', () => {
   it('refuses to start without an index, naming what exists and the build command', () => {
     const r = runBin(BIN.server, ['--corpus', 'absent', '--index-dir', indexDir]);
     expect(r.status).not.toBe(0);

@@ -1,4 +1,4 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { McpServer } from '@modelcontextprotocol/server';
 import type { Retriever } from '../../search/retriever.js';
 import { RetrieverSlot } from './retriever-slot.js';
 import { TOOL_VERSION } from '../../version.js';

@@ -15,15 +15,15 @@ export const hitSchema = z.object({
   bm25_rank: z.number().int().optional(),
   dense_score: z.number().optional(),
   dense_rank: z.number().int().optional(),
-  metadata: z.record(z.unknown()).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
 });
 
-export const searchResultShape = {
+export const searchResultSchema = z.object({
   corpus: z.string(),
   mode: z.enum(SEARCH_MODES),
   results: z.array(hitSchema),
   filter_matches: z.number().int().optional(),
-};
+});
 
 export const chunkSchema = z.object({
   id: z.string(),
@@ -31,7 +31,7 @@ export const chunkSchema = z.object({
   position: z.number().int(),
   title: z.string(),
   text: z.string(),
-  metadata: z.record(z.unknown()).optional(),
+  metadata: z.record(z.string(), z.unknown()).optional(),
 });
 
 /** `mode`, described with the served indexes' embedding model where it is known (the tools are made per server). */
@@ -39,7 +39,7 @@ export function modeSchema(denseModel?: string) {
   return (
     z
       // a fixed message: zod's own echoes the received value, which a client may make a megabyte long
-      .enum(SEARCH_MODES, { errorMap: () => ({ message: `mode must be one of ${SEARCH_MODES.join(', ')}` }) })
+      .enum(SEARCH_MODES, { error: () => `mode must be one of ${SEARCH_MODES.join(', ')}` })
       .describe(
         `hybrid = BM25 and dense fused by Reciprocal Rank Fusion; dense = embeddings of ${denseModel ?? "the index's model"} only; bm25 = keywords only`,
       )
@@ -52,16 +52,18 @@ export function topKSchema(maxTopK: number) {
 }
 
 /** An integer argument that also takes the same integer written as a string ("5"), as LLMs often send it. */
-export function intArg(schema: z.ZodNumber) {
+export function intArg<T extends z.ZodType>(schema: T) {
   return z.preprocess(intLike, schema);
 }
 
 /**
  * A tool's arguments: its fields, with unknown ones kept (not silently dropped) so the handler can
- * name them (`checkToolArgs`): `{"k": 10}` was ignored and answered with the default top_k.
+ * name them (`checkToolArgs`): `{"k": 10}` was ignored and answered with the default top_k. The
+ * JSON Schema hosts see still says `additionalProperties: false` (zod 4 writes a loose object's as
+ * `{}`, a schema, which the strictest function-calling hosts refuse).
  */
 export function toolArgs<T extends z.ZodRawShape>(shape: T) {
-  return z.object(shape).passthrough();
+  return z.looseObject(shape).meta({ additionalProperties: false });
 }
 
 /** Throws for an argument the tool does not take, naming the nearest one it does. */

@@ -1,4 +1,4 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { McpServer } from '@modelcontextprotocol/server';
 import type { RetrieverSlot } from './retriever-slot.js';
 
 /** Runs retrieval work under admission control and a deadline. */

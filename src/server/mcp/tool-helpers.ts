@@ -53,11 +53,11 @@ export function describeCorpora(ctx: ToolContext): string {
  */
 export async function readySlot(ctx: ToolContext, extra: ToolExtra): Promise<Retriever> {
   if (ctx.slot.ready) return ctx.slot.get();
-  const token = extra._meta?.progressToken;
+  const token = extra.mcpReq._meta?.progressToken;
   if (token !== undefined) {
     const building = ctx.slot.list().find((s) => s.state === 'building');
-    await extra
-      .sendNotification({
+    await extra.mcpReq
+      .notify({
         method: 'notifications/progress',
         params: {
           progressToken: token,
@@ -76,9 +76,11 @@ export async function readySlot(ctx: ToolContext, extra: ToolExtra): Promise<Ret
 
 /** What a tool handler receives besides its arguments (the part used here). */
 export interface ToolExtra {
-  _meta?: { progressToken?: string | number };
-  sendNotification: (n: {
-    method: 'notifications/progress';
-    params: { progressToken: string | number; progress: number; total: number; message: string };
-  }) => Promise<void>;
+  mcpReq: {
+    _meta?: { progressToken?: string | number };
+    notify: (n: {
+      method: 'notifications/progress';
+      params: { progressToken: string | number; progress: number; total: number; message: string };
+    }) => Promise<void>;
+  };
 }

@@ -23,11 +23,11 @@ export function registerBatchSearch(ctx: ToolContext): void {
         `Run up to ${ctx.maxBatchQueries} queries against ${describeCorpora(ctx)} in one call. ` +
         'Returns one result list per query, in the order given.',
       inputSchema: toolArgs(shape),
-      outputSchema: {
+      outputSchema: z.object({
         corpus: z.string(),
         mode: z.enum(SEARCH_MODES),
         results: z.array(z.array(hitSchema)),
-      },
+      }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args, extra) => {

@@ -24,12 +24,12 @@ export function registerFetch(ctx: ToolContext): void {
         'optionally with "around": n to include n neighbouring passages of the same document on each side; ' +
         'or give "doc_id" to read a whole document (optionally only around "position").',
       inputSchema: toolArgs(shape),
-      outputSchema: {
+      outputSchema: z.object({
         corpus: z.string(),
         chunks: z.array(chunkSchema),
         missing: z.array(z.string()),
         truncated: z.boolean(),
-      },
+      }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) => {

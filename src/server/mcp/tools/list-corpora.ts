@@ -16,7 +16,7 @@ export function registerListCorpora(ctx: ToolContext): void {
         'List the corpora this server searches, with their sizes, search modes, encoder and build date, and what a search filter can select in each: sources and categories with document counts, and the range of publication dates. ' +
         'While a first run builds a corpus, its status says the phase, percent done and ETA.',
       inputSchema: toolArgs({}),
-      outputSchema: {
+      outputSchema: z.object({
         version: z.string().describe('retriever-mcp version'),
         corpora: z.array(
           z.object({
@@ -46,7 +46,7 @@ export function registerListCorpora(ctx: ToolContext): void {
               .optional(),
           }),
         ),
-      },
+      }),
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) => {

@@ -7,7 +7,7 @@ import {
   filterSchema,
   modeSchema,
   querySchema,
-  searchResultShape,
+  searchResultSchema,
   toolArgs,
   topKSchema,
 } from '../schemas.js';
@@ -33,7 +33,7 @@ export function registerSearch(ctx: ToolContext): void {
         'Ask focused questions; issue several searches for multi-hop questions.' +
         FILTER_HELP,
       inputSchema: toolArgs(shape),
-      outputSchema: searchResultShape,
+      outputSchema: searchResultSchema,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args, extra) => {

@@ -10,9 +10,6 @@ import { McpHttp, type McpHttpOptions } from './mcp-http.js';
 import type { ServerMetrics } from '../../server-metrics.js';
 import type { RestContext } from '../../rest/rest.js';
 
-/** How long past the request deadline a stateless MCP request may stay unanswered before it is failed. */
-const STATELESS_ANSWER_MARGIN_MS = 5000;
-
 export interface HttpAppOptions {
   http: HttpOptions;
   admission: AdmissionOptions;
@@ -46,7 +43,6 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     () => createServer({ retriever: opts.slot, maxBatchQueries: opts.maxBatchQueries, guard }).server,
     opts.mcp,
     opts.log,
-    opts.admission.deadlineMs + STATELESS_ANSWER_MARGIN_MS,
   );
   let rest: RestContext | undefined;
   let draining = false;
@@ -68,7 +64,6 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   opts.metrics.connections.collect = () => [[{}, connections.open]];
   opts.metrics.evictedConnections.source = () => connections.evicted;
   opts.metrics.sessions.collect = () => [[{}, mcp.sessionCount]];
-  opts.metrics.statelessPending.collect = () => [[{}, mcp.statelessPending]];
   return {
     server,
     admission,

@@ -207,3 +207,8 @@ export function originAllowed(origin: string | undefined, allowed: readonly stri
     return false;
   }
 }
+
+/** A JSON-RPC error answer to a request whose id cannot be known (JSON-RPC 2.0, section 5). */
+export function jsonRpcError(code: number, message: string): unknown {
+  return { jsonrpc: '2.0', error: { code, message }, id: null };
+}

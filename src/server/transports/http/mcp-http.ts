@@ -1,11 +1,15 @@
-import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import {
+  NodeStreamableHTTPServerTransport,
+  toNodeHandler,
+  toWebRequest,
+  type NodeMcpRequestHandler,
+} from '@modelcontextprotocol/node';
+import { createMcpHandler, isLegacyRequest, type McpHttpHandler, type McpServer } from '@modelcontextprotocol/server';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../../util/log.js';
-import { jsonRpcError, StatelessMcp } from './mcp-stateless.js';
 import { openSseSession, postSseMessage } from './sse.js';
-import { sendJson } from './http-util.js';
+import { jsonRpcError, sendJson } from './http-util.js';
 import { SessionRegistry } from './sessions.js';
 
 export interface McpHttpOptions {
@@ -17,38 +21,52 @@ export interface McpHttpOptions {
 }
 
 /**
- * MCP over HTTP: Streamable HTTP at /mcp (sessions when a client initializes
- * one, stateless otherwise: a request without a session id is served on its
- * own, which suits RL clients that open a new connection per call) and the
- * legacy SSE transport at /sse + /messages. Stateless requests all go to one
- * long-lived McpServer through our own JSON transport (mcp-stateless.ts).
+ * MCP over HTTP, both protocol eras on the same endpoints:
+ * - 2026-07-28 requests (the `_meta` envelope) are stateless by the spec, and
+ *   are served by the SDK's `createMcpHandler`, an instance a request;
+ * - 2025 clients that `initialize` get a session (Streamable HTTP, with
+ *   `Mcp-Session-Id`), unless `--stateless`;
+ * - other 2025 POSTs without a session id (RL clients that open a connection
+ *   per call) are served statelessly, an instance a request, answered as
+ *   application/json (the SDK's own stateless fallback answers in SSE, which
+ *   the raw-HTTP clients of RL frameworks do not read);
+ * - the legacy HTTP+SSE transport at /sse + /messages.
+ * The era is the SDK's decision (`isLegacyRequest`), so it cannot disagree
+ * with the handler that serves 2026 requests.
  */
 export class McpHttp {
   private readonly sessions: SessionRegistry;
-  private readonly stateless: StatelessMcp;
+  private readonly handler: McpHttpHandler;
+  private readonly perRequest: NodeMcpRequestHandler;
+  /** Stateless exchanges not yet answered: at close each gets an error answer, not a dropped socket. */
+  private readonly inFlight = new Set<{ res: ServerResponse; body: unknown }>();
+  private closed = false;
 
   constructor(
     private readonly makeServer: () => McpServer,
     private readonly opts: McpHttpOptions,
-    log: Logger,
-    answerWithinMs: number,
+    private readonly log: Logger,
   ) {
     this.sessions = new SessionRegistry({ ttlMs: opts.sessionTtlMs, max: opts.maxSessions }, log);
-    this.stateless = new StatelessMcp(makeServer(), answerWithinMs);
+    this.handler = createMcpHandler(() => makeServer(), {
+      legacy: 'reject',
+      onerror: (err) => log.debug(`mcp: ${err.message}`),
+    });
+    this.perRequest = toNodeHandler(this.handler, { onerror: (err) => log.warn(`mcp: ${err.message}`) });
   }
 
   get sessionCount(): number {
     return this.sessions.size;
   }
 
-  get statelessPending(): number {
-    return this.stateless.pendingCount;
-  }
-
   async handleMcp(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    if (this.closed) {
+      sendJson(res, 503, jsonRpcError(-32000, 'the server is shutting down: retry shortly'), { 'retry-after': '1' });
+      return;
+    }
     const sid = header(req, 'mcp-session-id');
     if (sid !== undefined) {
-      const s = this.sessions.use(sid, StreamableHTTPServerTransport);
+      const s = this.sessions.use(sid, NodeStreamableHTTPServerTransport);
       if (!s) {
         sendJson(
           res,
@@ -58,11 +76,10 @@ export class McpHttp {
         return;
       }
       await s.transport.handleRequest(req, res, body);
-      pruneAnswered(s.transport);
       return;
     }
-    if (!this.opts.stateless && req.method === 'POST' && isInitialize(body) && !this.sessions.full) {
-      await this.startSession(req, res, body);
+    if (!(await isLegacyRequest(await toWebRequest(req, body), body))) {
+      await this.tracked(res, body, () => this.perRequest(req, res, body));
       return;
     }
     if (req.method !== 'POST') {
@@ -74,7 +91,37 @@ export class McpHttp {
       );
       return;
     }
-    await this.stateless.handle(req, res, body);
+    if (!this.opts.stateless && isInitialize(body) && !this.sessions.full) {
+      await this.startSession(req, res, body);
+      return;
+    }
+    await this.tracked(res, body, () => this.legacyStateless(req, res, body));
+  }
+
+  private async tracked(res: ServerResponse, body: unknown, serve: () => Promise<void>): Promise<void> {
+    const entry = { res, body };
+    this.inFlight.add(entry);
+    res.once('close', () => this.inFlight.delete(entry));
+    try {
+      await serve();
+    } finally {
+      if (res.writableEnded) this.inFlight.delete(entry);
+    }
+  }
+
+  /** A 2025-era request without a session: its own server instance, answered as JSON. */
+  private async legacyStateless(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const server = this.makeServer();
+    const transport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    res.once('close', () => {
+      void transport.close().catch(() => undefined);
+      void server.close().catch(() => undefined);
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, body);
   }
 
   /** GET /sse: opens a legacy SSE session. */
@@ -87,14 +134,26 @@ export class McpHttp {
     return postSseMessage(this.sessions, req, res, body);
   }
 
+  /** Closes every session; stateless requests in flight are answered with an error, later ones 503. */
   async closeAll(): Promise<void> {
+    this.closed = true;
+    for (const { res, body } of this.inFlight) {
+      if (res.headersSent) continue;
+      const answers = requestIds(body).map((id) => ({
+        jsonrpc: '2.0',
+        id,
+        error: { code: -32000, message: 'the server is shutting down: retry shortly' },
+      }));
+      sendJson(res, 200, Array.isArray(body) ? answers : (answers[0] ?? jsonRpcError(-32000, 'shutting down')));
+    }
+    this.inFlight.clear();
     await this.sessions.closeAll();
-    await this.stateless.close();
+    await this.handler.close();
   }
 
   private async startSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const server = this.makeServer();
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: true,
       onsessioninitialized: (id) => this.sessions.add(id, { transport, server, lastUsed: Date.now() }),
@@ -104,38 +163,21 @@ export class McpHttp {
     };
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
-    pruneAnswered(transport);
   }
-}
-
-/** The fields of SDK 1.32.2's web-standard transport that `pruneAnswered` reads. */
-interface JsonModeMaps {
-  _streamMapping?: Map<string, { resolveJson?: unknown }>;
-  _requestToStreamMapping?: Map<unknown, string>;
-}
-
-/**
- * SDK 1.32.2's JSON-response mode resolves each request's entry in the
- * session transport's `_streamMapping` and never deletes it (the 2.x line
- * does, with `stream.cleanup()` after `resolveJson`): one long session kept
- * tens of KB a call until the heap ran out. An entry no pending request
- * points at any more is answered, and is deleted here. Private fields of a
- * pinned SDK, as `_onrequest` in mcp-stateless.ts; answering in SSE instead
- * avoided them but made the SDK's own client keep an abort listener a call.
- * test/e2e/mcp-long-session.test.ts fails if an upgrade changes them.
- */
-function pruneAnswered(transport: StreamableHTTPServerTransport): void {
-  const inner = (transport as unknown as { _webStandardTransport?: JsonModeMaps })._webStandardTransport;
-  const streams = inner?._streamMapping;
-  const pending = inner?._requestToStreamMapping;
-  if (!streams || !pending) return;
-  const live = new Set(pending.values());
-  for (const [id, stream] of streams) if (stream.resolveJson !== undefined && !live.has(id)) streams.delete(id);
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
   const v = req.headers[name];
   return Array.isArray(v) ? v[0] : v;
+}
+
+/** The ids of the requests in a POSTed body (notifications have none). */
+function requestIds(body: unknown): Array<string | number> {
+  const msgs = Array.isArray(body) ? body : [body];
+  return msgs.flatMap((m) => {
+    const id = typeof m === 'object' && m !== null ? (m as { id?: unknown; method?: unknown }).id : undefined;
+    return typeof id === 'string' || typeof id === 'number' ? [id] : [];
+  });
 }
 
 function isInitialize(body: unknown): boolean {

@@ -1,3 +1,4 @@
+import { serveStdio as serveMcpStdio } from '@modelcontextprotocol/server/stdio';
 import type { RetrieverSlot } from '../../mcp/retriever-slot.js';
 import type { Logger } from '../../../util/log.js';
 import { createServer } from '../../mcp/create-server.js';
@@ -17,7 +18,11 @@ const MAX_LINE_BYTES = 10 * 2 ** 20;
 /**
  * Serves MCP over stdin/stdout until stdin closes or a signal arrives;
  * `beforeClose` runs first on the way out (it stops a first-run build and
- * waits for it to let go of its lock).
+ * waits for it to let go of its lock). The SDK's `serveStdio` decides the
+ * protocol era from the opening message (`server/discover` or a request with
+ * the 2026-07-28 `_meta` envelope: stateless; `initialize`: a 2025 session)
+ * and pins one server instance for the connection; the transport is ours
+ * (stdio-transport.ts says why).
  */
 export async function serveStdio(
   slot: RetrieverSlot,
@@ -27,33 +32,33 @@ export async function serveStdio(
   maxPending: number,
   beforeClose: (why: string) => Promise<void> = async () => {},
 ): Promise<void> {
-  const { server, close } = createServer({ retriever: slot, maxBatchQueries, guard });
   const transport = new StdioTransport(process.stdin, process.stdout, {
     maxLineBytes: MAX_LINE_BYTES,
     maxPending,
     warn: (m) => log.warn(m),
   });
-  let closing = false;
-  const shutdown = async (why: string): Promise<void> => {
-    if (closing) return;
-    closing = true;
-    log.info(`shutting down (${why})`);
-    // answers to requests already read still go out (bounded: a search has its deadline anyway)
-    if (why === 'stdin closed') await Promise.race([transport.idle(), delay(DRAIN_MS)]);
-    await beforeClose(why);
-    await close();
-    await slot.current()?.close();
-  };
+  let closing: Promise<void> | undefined;
+  const shutdown = (why: string): Promise<void> =>
+    (closing ??= (async () => {
+      log.info(`shutting down (${why})`);
+      // answers to requests already read still go out (bounded: a search has its deadline anyway)
+      if (why === 'stdin closed') await Promise.race([transport.idle(), delay(DRAIN_MS)]);
+      await beforeClose(why);
+      await handle.close();
+      await slot.current()?.close();
+    })());
+  const handle = serveMcpStdio(() => createServer({ retriever: slot, maxBatchQueries, guard }).server, {
+    transport,
+    onerror: (err) => log.debug(`mcp: ${err.message}`),
+  });
+  log.info(
+    `serving ${slot.names.join(', ')} over stdio${slot.ready ? '' : ' (tools answer "not ready" until the first-run build ends)'}`,
+  );
   await new Promise<void>((resolve) => {
     const done = (why: string) => () => void shutdown(why).then(resolve);
     process.stdin.once('end', done('stdin closed'));
     process.once('SIGINT', done('SIGINT'));
     process.once('SIGTERM', done('SIGTERM'));
-    transport.onclose = done('transport closed');
-    void server.connect(transport).then(() => {
-      log.info(
-        `serving ${slot.names.join(', ')} over stdio${slot.ready ? '' : ' (tools answer "not ready" until the first-run build ends)'}`,
-      );
-    });
+    void transport.whenClosed().then(done('transport closed'));
   });
 }

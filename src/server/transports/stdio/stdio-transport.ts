@@ -1,5 +1,4 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import type { Readable, Writable } from 'node:stream';
 
 export interface StdioTransportOptions {
@@ -36,6 +35,7 @@ export class StdioTransport implements Transport {
   private closed = false;
   /** Resolvers waiting for every request read so far to be answered (`idle`). */
   private idleWaiters: Array<() => void> = [];
+  private closedWaiters: Array<() => void> = [];
 
   constructor(
     private readonly stdin: Readable,
@@ -74,6 +74,15 @@ export class StdioTransport implements Transport {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
+  /**
+   * Resolves once the transport is closed (by the server or `close`): the
+   * SDK's `serveStdio` owns `onclose`, so the process waits here instead.
+   */
+  whenClosed(): Promise<void> {
+    if (this.closed) return Promise.resolve();
+    return new Promise((resolve) => this.closedWaiters.push(resolve));
+  }
+
   private isIdle(): boolean {
     return this.closed || (this.pending === 0 && this.waiting.length === 0);
   }
@@ -107,6 +116,7 @@ export class StdioTransport implements Transport {
     this.waiting.length = 0;
     this.wakeIdle();
     this.onclose?.();
+    for (const w of this.closedWaiters.splice(0)) w();
   }
 
   private readonly onData = (chunk: Buffer): void => {
@@ -171,9 +181,14 @@ export class StdioTransport implements Transport {
     const items: unknown[] = Array.isArray(value) ? value : [value];
     if (items.length === 0) this.refuse(-32600, 'Invalid Request: an empty batch');
     for (const item of items) {
-      const parsed = JSONRPCMessageSchema.safeParse(item);
-      if (parsed.success) this.waiting.push(parsed.data);
-      else this.refuse(-32600, `Invalid Request: ${describeInvalid(item)}`, readableId(item));
+      let message: JSONRPCMessage;
+      try {
+        message = parseJSONRPCMessage(item);
+      } catch {
+        this.refuse(-32600, `Invalid Request: ${describeInvalid(item)}`, readableId(item));
+        continue;
+      }
+      this.waiting.push(message);
     }
   }
 
