@@ -13,6 +13,7 @@ const NETWORK_TESTS = [
   'test/e2e/package-install.test.ts',
   'test/e2e/fastmcp-client.test.ts',
   'test/e2e/inspector-cli.test.ts',
+  'test/e2e/conformance.test.ts',
   'test/acceptance/real-model.test.ts',
   'test/acceptance/real-numerics.test.ts',
 ];

@@ -19,6 +19,8 @@ const STDIO_MAX_PENDING = 256;
 
 export interface ServeConfig extends RetrieverSetup {
   maxBatchQueries: number;
+  /** End search results with a `resource_link` per hit (`--resource-links`). */
+  resourceLinks: boolean;
   transport: 'stdio' | 'http';
   http: {
     host: string;
@@ -87,7 +89,7 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     const maxPending = Math.min(STDIO_MAX_PENDING, cfg.http.admission.maxInFlight);
     await serveStdio(
       slot,
-      cfg.maxBatchQueries,
+      { maxBatchQueries: cfg.maxBatchQueries, resourceLinks: cfg.resourceLinks },
       (work) => admission.run(work),
       cfg.log,
       maxPending,
@@ -106,6 +108,7 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     admission: cfg.http.admission,
     mcp: cfg.http.mcp,
     maxBatchQueries: cfg.maxBatchQueries,
+    resourceLinks: cfg.resourceLinks,
     metrics,
     log: cfg.log,
     drainMs: cfg.http.drainMs,

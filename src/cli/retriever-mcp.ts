@@ -101,6 +101,13 @@ export const SERVE_OPTIONS = {
   },
   'max-body-bytes': { type: 'number', default: DEFAULTS.maxBodyBytes, describe: 'largest HTTP request body' },
   stateless: { type: 'boolean', default: false, describe: 'never create MCP sessions on /mcp' },
+  'resource-links': {
+    type: 'boolean',
+    default: false,
+    describe:
+      'end search results with a resource_link per hit (retriever://CORPUS/chunks/ID), for hosts that open MCP resources; ' +
+      'off by default: glue code that reads every content block as text breaks on them',
+  },
   'max-sessions': {
     type: 'number',
     default: DEFAULTS.maxSessions,
@@ -173,6 +180,7 @@ export function serveCommand(argv: string[]): CommandModule {
       await serve({
         ...retrieverSetup(args, log, flagGiven(argv, 'top-k')),
         maxBatchQueries: DEFAULTS.maxBatchQueries,
+        resourceLinks: args['resource-links'],
         transport: args.transport,
         http: httpConfig(args, log),
         ensureCorpus: args.build ? firstRunBuilder(args, log) : undefined,

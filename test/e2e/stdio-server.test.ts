@@ -92,6 +92,32 @@ describe.each(CLIENT_ERAS)('retriever-mcp over stdio (real %s-era client, real s
     }
   });
 
+  it('with --resource-links, links each hit to its passage as a resource, which reads back as fetch gives it', async () => {
+    const s = await connectStdio(
+      ['--corpus', 'wiki', '--index-dir', indexDir, '--top-k', '2', '--resource-links'],
+      {},
+      era,
+    );
+    try {
+      const r = (await s.client.callTool({ name: 'search', arguments: { query: 'Eiffel Tower Paris' } })) as {
+        content: Array<{ type: string; text?: string; uri?: string; name?: string }>;
+      };
+      // the text blocks come first, as Search-R1-style parsing reads them; the links after
+      expect(r.content.map((c) => c.type)).toEqual(['text', 'text', 'resource_link', 'resource_link']);
+      const link = r.content[2];
+      expect(link?.uri).toBe(`retriever://wiki/chunks/${encodeURIComponent(link?.name ?? '')}`);
+      const { resourceTemplates } = await s.client.listResourceTemplates();
+      expect(resourceTemplates.map((t) => t.uriTemplate)).toEqual(['retriever://{corpus}/chunks/{id}']);
+      const read = await s.client.readResource({ uri: link?.uri ?? '' });
+      const f = (await s.client.callTool({ name: 'fetch', arguments: { id: link?.name } })) as ToolText;
+      expect(read.contents[0]).toMatchObject({ uri: link?.uri, mimeType: 'text/plain', text: textOf(f) });
+      await expect(s.client.readResource({ uri: 'retriever://wiki/chunks/no-such-id' })).rejects.toThrow(/no passage/);
+      await expect(s.client.readResource({ uri: 'retriever://nope/chunks/p0' })).rejects.toThrow(/unknown corpus/);
+    } finally {
+      await s.close();
+    }
+  });
+
   it('batch_search answers each query in order; fetch and list_corpora work across two corpora', async () => {
     const s = await connectStdio(['--corpus', 'wiki', '--corpus', 'news', '--index-dir', indexDir], {}, era);
     try {

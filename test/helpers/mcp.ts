@@ -81,5 +81,8 @@ export interface ToolText {
 }
 
 export function textOf(result: unknown): string {
-  return ((result as ToolText).content ?? []).map((c) => c.text ?? '').join('\n');
+  return ((result as ToolText).content ?? [])
+    .filter((c) => c.type === 'text')
+    .map((c) => c.text ?? '')
+    .join('\n');
 }

@@ -9,5 +9,7 @@ export interface ToolContext {
   /** The retriever, once its corpora are open (a first run builds them in the background). */
   slot: RetrieverSlot;
   maxBatchQueries: number;
+  /** Whether search results end with a `resource_link` per hit. */
+  resourceLinks: boolean;
   guard: Guard;
 }

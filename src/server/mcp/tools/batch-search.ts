@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
+import { chunkLink } from '../resources/chunks.js';
 import { checkToolArgs, filterSchema, hitSchema, modeSchema, querySchema, toolArgs, topKSchema } from '../schemas.js';
 import { SEARCH_MODES } from '../../../search/types.js';
 import { denseModel, describeCorpora, noMatches, readySlot, toHitOut } from '../tool-helpers.js';
@@ -49,8 +50,10 @@ export function registerBatchSearch(ctx: ToolContext): void {
           ...(r.results.length > 0 ? r.results.map(formatHit) : [noMatches(r)]),
         ].join('\n'),
       }));
+      // after the text blocks (clients that read the first block, or only text, see what they did)
+      const links = ctx.resourceLinks ? res.flatMap((r) => r.results.map((h) => chunkLink(r.corpus, h))) : [];
       return {
-        content,
+        content: [...content, ...links],
         structuredContent: {
           corpus: first?.corpus ?? retriever.defaultCorpus.name,
           mode: first?.mode ?? retriever.modeFor(retriever.defaultCorpus),

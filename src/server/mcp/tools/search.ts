@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
+import { chunkLink } from '../resources/chunks.js';
 import {
   checkToolArgs,
   FILTER_HELP,
@@ -52,7 +53,12 @@ export function registerSearch(ctx: ToolContext): void {
         res.results.length > 0
           ? res.results.map((h) => ({ type: 'text' as const, text: formatHit(h) }))
           : [{ type: 'text' as const, text: noMatches(res) }];
-      return { content, structuredContent: { ...res, results: res.results.map(toHitOut) } };
+      // after the text blocks (clients that read the first block, or only text, see what they did)
+      const links = ctx.resourceLinks ? res.results.map((h) => chunkLink(res.corpus, h)) : [];
+      return {
+        content: [...content, ...links],
+        structuredContent: { ...res, results: res.results.map(toHitOut) },
+      };
     },
   );
 }

@@ -15,6 +15,7 @@ export interface HttpAppOptions {
   admission: AdmissionOptions;
   mcp: McpHttpOptions;
   maxBatchQueries: number;
+  resourceLinks?: boolean;
   metrics: ServerMetrics;
   log: Logger;
   /** The retriever to come: MCP sessions start on it at once, and answer "not ready" until it is filled. */
@@ -40,7 +41,13 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   let retriever: Retriever | undefined;
   // MCP is up from the start, so a first run's initialize and tools/list are answered during the build
   const mcp = new McpHttp(
-    () => createServer({ retriever: opts.slot, maxBatchQueries: opts.maxBatchQueries, guard }).server,
+    () =>
+      createServer({
+        retriever: opts.slot,
+        maxBatchQueries: opts.maxBatchQueries,
+        resourceLinks: opts.resourceLinks ?? false,
+        guard,
+      }).server,
     opts.mcp,
     opts.log,
   );

@@ -26,7 +26,7 @@ const MAX_LINE_BYTES = 10 * 2 ** 20;
  */
 export async function serveStdio(
   slot: RetrieverSlot,
-  maxBatchQueries: number,
+  tools: { maxBatchQueries: number; resourceLinks: boolean },
   guard: Guard,
   log: Logger,
   maxPending: number,
@@ -47,7 +47,7 @@ export async function serveStdio(
       await handle.close();
       await slot.current()?.close();
     })());
-  const handle = serveMcpStdio(() => createServer({ retriever: slot, maxBatchQueries, guard }).server, {
+  const handle = serveMcpStdio(() => createServer({ retriever: slot, ...tools, guard }).server, {
     transport,
     onerror: (err) => log.debug(`mcp: ${err.message}`),
   });
