@@ -10,6 +10,7 @@ import { renderEncoderReal } from './render/encoder-real.js';
 import { renderEngineAgreement, renderEngineFailover } from './render/engine.js';
 import { renderFaissCpu } from './render/faiss-cpu.js';
 import { compactTable, fmt, named, type Result, type Results, rows, runLine } from './render/lib.js';
+import { renderMcpEras } from './render/mcp-eras.js';
 import { renderNumerics } from './render/numerics.js';
 import { renderDenseText, renderQuality } from './render/quality.js';
 import { renderMcpSideBySide, renderSeedRatios, renderSideBySide } from './render/side-by-side.js';
@@ -178,6 +179,15 @@ export const SUITES: Suite[] = [
     needs: 'nothing',
     runtime: 'about 10 min',
     render: generic('memory-soak'),
+  },
+  {
+    name: 'mcp-eras',
+    title: 'MCP eras: the verl pattern',
+    about:
+      'A new MCP client for every call, 64 at once, in 2025-11-25 mode (initialize, session, DELETE) and 2026-07-28 mode (server/discover, stateless), fresh server each; calls/s and resident memory after 100k calls.',
+    needs: 'nothing',
+    runtime: 'about 20 min',
+    render: renderMcpEras,
   },
   {
     name: 'event-loop',

@@ -1,3 +1,4 @@
+import type { StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { topKBounds } from '../../search/retriever.js';
 import { intLike, rejectUnknownFields } from '../field-names.js';
@@ -18,12 +19,14 @@ export const hitSchema = z.object({
   metadata: z.record(z.string(), z.unknown()).optional(),
 });
 
-export const searchResultSchema = z.object({
-  corpus: z.string(),
-  mode: z.enum(SEARCH_MODES),
-  results: z.array(hitSchema),
-  filter_matches: z.number().int().optional(),
-});
+export const searchResultSchema = jsonOnce(
+  z.object({
+    corpus: z.string(),
+    mode: z.enum(SEARCH_MODES),
+    results: z.array(hitSchema),
+    filter_matches: z.number().int().optional(),
+  }),
+);
 
 export const chunkSchema = z.object({
   id: z.string(),
@@ -63,7 +66,7 @@ export function intArg<T extends z.ZodType>(schema: T) {
  * `{}`, a schema, which the strictest function-calling hosts refuse).
  */
 export function toolArgs<T extends z.ZodRawShape>(shape: T) {
-  return z.looseObject(shape).meta({ additionalProperties: false });
+  return jsonOnce(z.looseObject(shape).meta({ additionalProperties: false }));
 }
 
 /** Throws for an argument the tool does not take, naming the nearest one it does. */
@@ -98,3 +101,29 @@ export const filterSchema = z
 export const FILTER_HELP =
   ' Optional `filter` narrows the search before ranking: {source, category, published_after, published_before, doc_id}' +
   ' — use it when the question names a publisher or a time ("according to TechCrunch", "in October 2023").';
+
+type JsonSchemaFn = (options: { target: string; libraryOptions?: Record<string, unknown> }) => Record<string, unknown>;
+
+/**
+ * The schema, with its JSON Schema computed once per target: the SDK converts
+ * a tool's input and output schemas on every request, and stateless serving
+ * makes a server (so a tool) a request; the conversion was 16% of the
+ * server's CPU in the verl pattern (bench mcp-eras). Validation is zod's own.
+ */
+export function jsonOnce<T extends StandardSchemaWithJSON>(schema: T): T {
+  const std = schema['~standard'];
+  const memo = (convert: JsonSchemaFn): JsonSchemaFn => {
+    const cache = new Map<string, Record<string, unknown>>();
+    return (options) => {
+      const key = JSON.stringify(options);
+      let out = cache.get(key);
+      if (!out) cache.set(key, (out = convert(options)));
+      // a copy each time: a caller that edits what it gets cannot change the next one's
+      return structuredClone(out);
+    };
+  };
+  const json = std.jsonSchema as unknown as { input: JsonSchemaFn; output: JsonSchemaFn };
+  return {
+    '~standard': { ...std, jsonSchema: { input: memo(json.input), output: memo(json.output) } },
+  } as unknown as T;
+}

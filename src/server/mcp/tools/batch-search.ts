@@ -1,21 +1,41 @@
 import { z } from 'zod';
-import type { ToolContext } from '../tool-context.js';
+import { schemasOnce, type ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
 import { chunkLink } from '../resources/chunks.js';
-import { checkToolArgs, filterSchema, hitSchema, modeSchema, querySchema, toolArgs, topKSchema } from '../schemas.js';
+import {
+  checkToolArgs,
+  filterSchema,
+  hitSchema,
+  modeSchema,
+  querySchema,
+  toolArgs,
+  topKSchema,
+  jsonOnce,
+} from '../schemas.js';
 import { SEARCH_MODES } from '../../../search/types.js';
 import { denseModel, describeCorpora, noMatches, readySlot, toHitOut } from '../tool-helpers.js';
 
 export function registerBatchSearch(ctx: ToolContext): void {
   const { server, slot } = ctx;
   const o = slot.opts;
-  const shape = {
-    queries: z.array(querySchema(o.maxQueryChars)).min(1).max(ctx.maxBatchQueries).describe('the queries'),
-    top_k: topKSchema(o.maxTopK).optional(),
-    mode: modeSchema(denseModel(ctx)).optional(),
-    filter: filterSchema.optional(),
-    corpus: z.string().optional(),
-  };
+  const model = denseModel(ctx);
+  const { shape, input, output } = schemasOnce(ctx, `batch_search ${model} ${ctx.maxBatchQueries}`, () => {
+    const shape = {
+      queries: z.array(querySchema(o.maxQueryChars)).min(1).max(ctx.maxBatchQueries).describe('the queries'),
+      top_k: topKSchema(o.maxTopK).optional(),
+      mode: modeSchema(model).optional(),
+      filter: filterSchema.optional(),
+      corpus: z.string().optional(),
+    };
+    const output = jsonOnce(
+      z.object({
+        corpus: z.string(),
+        mode: z.enum(SEARCH_MODES),
+        results: z.array(z.array(hitSchema)),
+      }),
+    );
+    return { shape, input: toolArgs(shape), output };
+  });
   server.registerTool(
     'batch_search',
     {
@@ -23,12 +43,8 @@ export function registerBatchSearch(ctx: ToolContext): void {
       description:
         `Run up to ${ctx.maxBatchQueries} queries against ${describeCorpora(ctx)} in one call. ` +
         'Returns one result list per query, in the order given.',
-      inputSchema: toolArgs(shape),
-      outputSchema: z.object({
-        corpus: z.string(),
-        mode: z.enum(SEARCH_MODES),
-        results: z.array(z.array(hitSchema)),
-      }),
+      inputSchema: input,
+      outputSchema: output,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args, extra) => {

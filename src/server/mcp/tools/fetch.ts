@@ -2,19 +2,30 @@ import { z } from 'zod';
 import { FETCH_LIMITS, fetchChunks } from '../../../search/fetch.js';
 import type { ChunkRecord } from '../../../store/chunk-store.js';
 import { formatChunk } from '../format.js';
-import { checkToolArgs, chunkSchema, intArg, toolArgs } from '../schemas.js';
-import type { ToolContext } from '../tool-context.js';
+import { checkToolArgs, chunkSchema, intArg, toolArgs, jsonOnce } from '../schemas.js';
+import { schemasOnce, type ToolContext } from '../tool-context.js';
 
 export function registerFetch(ctx: ToolContext): void {
   const { server, slot } = ctx;
-  const shape = {
-    ids: z.array(z.string().max(1024)).min(1).max(FETCH_LIMITS.maxIds).optional(),
-    id: z.string().max(1024).optional(),
-    doc_id: z.string().max(1024).optional(),
-    around: intArg(z.number().int().min(0).max(FETCH_LIMITS.maxAround)).optional(),
-    position: intArg(z.number().int().min(0)).optional(),
-    corpus: z.string().optional(),
-  };
+  const { shape, input, output } = schemasOnce(ctx, 'fetch', () => {
+    const shape = {
+      ids: z.array(z.string().max(1024)).min(1).max(FETCH_LIMITS.maxIds).optional(),
+      id: z.string().max(1024).optional(),
+      doc_id: z.string().max(1024).optional(),
+      around: intArg(z.number().int().min(0).max(FETCH_LIMITS.maxAround)).optional(),
+      position: intArg(z.number().int().min(0)).optional(),
+      corpus: z.string().optional(),
+    };
+    const output = jsonOnce(
+      z.object({
+        corpus: z.string(),
+        chunks: z.array(chunkSchema),
+        missing: z.array(z.string()),
+        truncated: z.boolean(),
+      }),
+    );
+    return { shape, input: toolArgs(shape), output };
+  });
   server.registerTool(
     'fetch',
     {
@@ -23,13 +34,8 @@ export function registerFetch(ctx: ToolContext): void {
         'Return the full text of passages. Give "ids" (a list of passage ids from search results) or "id" (one id), ' +
         'optionally with "around": n to include n neighbouring passages of the same document on each side; ' +
         'or give "doc_id" to read a whole document (optionally only around "position").',
-      inputSchema: toolArgs(shape),
-      outputSchema: z.object({
-        corpus: z.string(),
-        chunks: z.array(chunkSchema),
-        missing: z.array(z.string()),
-        truncated: z.boolean(),
-      }),
+      inputSchema: input,
+      outputSchema: output,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) => {

@@ -2,9 +2,45 @@ import { z } from 'zod';
 import { SEARCH_MODES } from '../../../search/types.js';
 import type { Facets } from '../../../store/chunk-store.js';
 import { describeState } from '../retriever-slot.js';
-import { checkToolArgs, toolArgs } from '../schemas.js';
+import { checkToolArgs, toolArgs, jsonOnce } from '../schemas.js';
 import type { ToolContext } from '../tool-context.js';
 import { TOOL_VERSION } from '../../../version.js';
+
+/** Built once (they depend on nothing served): see schemasOnce. */
+const LIST_INPUT = toolArgs({});
+const LIST_OUTPUT = jsonOnce(
+  z.object({
+    version: z.string().describe('retriever-mcp version'),
+    corpora: z.array(
+      z.object({
+        name: z.string(),
+        status: z.object({
+          state: z.enum(['building', 'opening', 'ready', 'failed']),
+          phase: z.string().optional(),
+          percent: z.number().optional(),
+          eta_seconds: z.number().optional(),
+          error: z.string().optional(),
+        }),
+        // the rest is known once the corpus is ready
+        format: z.string().optional(),
+        documents: z.number().int().optional(),
+        chunks: z.number().int().optional(),
+        modes: z.array(z.enum(SEARCH_MODES)).optional(),
+        default_mode: z.enum(SEARCH_MODES).optional(),
+        encoder: z.string().nullable().optional(),
+        built_at: z.string().optional(),
+        index_bytes: z.number().int().optional(),
+        facets: z
+          .object({
+            sources: z.array(facetValue()),
+            categories: z.array(facetValue()),
+            published: z.object({ first: z.string(), last: z.string() }).nullable(),
+          })
+          .optional(),
+      }),
+    ),
+  }),
+);
 
 export function registerListCorpora(ctx: ToolContext): void {
   const { server, slot } = ctx;
@@ -15,38 +51,8 @@ export function registerListCorpora(ctx: ToolContext): void {
       description:
         'List the corpora this server searches, with their sizes, search modes, encoder and build date, and what a search filter can select in each: sources and categories with document counts, and the range of publication dates. ' +
         'While a first run builds a corpus, its status says the phase, percent done and ETA.',
-      inputSchema: toolArgs({}),
-      outputSchema: z.object({
-        version: z.string().describe('retriever-mcp version'),
-        corpora: z.array(
-          z.object({
-            name: z.string(),
-            status: z.object({
-              state: z.enum(['building', 'opening', 'ready', 'failed']),
-              phase: z.string().optional(),
-              percent: z.number().optional(),
-              eta_seconds: z.number().optional(),
-              error: z.string().optional(),
-            }),
-            // the rest is known once the corpus is ready
-            format: z.string().optional(),
-            documents: z.number().int().optional(),
-            chunks: z.number().int().optional(),
-            modes: z.array(z.enum(SEARCH_MODES)).optional(),
-            default_mode: z.enum(SEARCH_MODES).optional(),
-            encoder: z.string().nullable().optional(),
-            built_at: z.string().optional(),
-            index_bytes: z.number().int().optional(),
-            facets: z
-              .object({
-                sources: z.array(facetValue()),
-                categories: z.array(facetValue()),
-                published: z.object({ first: z.string(), last: z.string() }).nullable(),
-              })
-              .optional(),
-          }),
-        ),
-      }),
+      inputSchema: LIST_INPUT,
+      outputSchema: LIST_OUTPUT,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
     async (args) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { ToolContext } from '../tool-context.js';
+import { schemasOnce, type ToolContext } from '../tool-context.js';
 import { formatHit } from '../format.js';
 import { chunkLink } from '../resources/chunks.js';
 import {
@@ -17,13 +17,17 @@ import { denseModel, describeCorpora, describeTopK, noMatches, readySlot, toHitO
 export function registerSearch(ctx: ToolContext): void {
   const { server, slot } = ctx;
   const o = slot.opts;
-  const shape = {
-    query: querySchema(o.maxQueryChars).describe('what to search for'),
-    top_k: topKSchema(o.maxTopK).optional(),
-    mode: modeSchema(denseModel(ctx)).optional(),
-    filter: filterSchema.optional(),
-    corpus: z.string().optional().describe(`which corpus (default ${slot.names[0]})`),
-  };
+  const model = denseModel(ctx);
+  const { shape, input } = schemasOnce(ctx, `search ${model}`, () => {
+    const shape = {
+      query: querySchema(o.maxQueryChars).describe('what to search for'),
+      top_k: topKSchema(o.maxTopK).optional(),
+      mode: modeSchema(model).optional(),
+      filter: filterSchema.optional(),
+      corpus: z.string().optional().describe(`which corpus (default ${slot.names[0]})`),
+    };
+    return { shape, input: toolArgs(shape) };
+  });
   server.registerTool(
     'search',
     {
@@ -33,7 +37,7 @@ export function registerSearch(ctx: ToolContext): void {
         `Returns up to top_k passages (default ${describeTopK(ctx)}), best first, each as "Doc N [id ID] (Title: …) text"; pass an ID to fetch for its neighbours or whole document. ` +
         'Ask focused questions; issue several searches for multi-hop questions.' +
         FILTER_HELP,
-      inputSchema: toolArgs(shape),
+      inputSchema: input,
       outputSchema: searchResultSchema,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
