@@ -1,3 +1,4 @@
+import { validateHostHeader } from '@modelcontextprotocol/server';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describeError, RetrieverError, type ErrorCode } from '../../../errors.js';
@@ -183,14 +184,13 @@ export function isLoopbackName(host: string): boolean {
  * DNS-rebinding protection for every route: the Host header's name (its port
  * dropped) must be one of `allowed` (lower-case names; IPv6 in brackets). A
  * page at evil.example that rebinds its name to 127.0.0.1 still sends
- * `Host: evil.example`, so it is refused.
+ * `Host: evil.example`, so it is refused. The header is parsed by the SDK's
+ * `validateHostHeader`; the rule applies to every route (REST too), so it is
+ * applied here, with our JSON errors, not by the SDK's MCP-only middleware.
  */
 export function hostAllowed(host: string | undefined, allowed: readonly string[]): boolean {
-  if (host === undefined) return false;
-  const m = /^(\[[0-9a-fA-F:.]+\]|[^:]+)(?::\d{1,5})?$/.exec(host.trim());
-  if (!m) return false;
-  const name = (m[1] as string).toLowerCase().replace(/\.$/, '');
-  return allowed.includes(name);
+  // the SDK's parser; a fully qualified name's final dot (`localhost.`) is the same host
+  return validateHostHeader(host?.trim().replace(/\.(?=(?::\d{1,5})?$)/, ''), [...allowed]).ok;
 }
 
 /**
