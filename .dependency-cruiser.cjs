@@ -45,6 +45,7 @@ LAYERS.forEach((layer, rank) => {
 /** Each native module, and the search engine's client, has exactly one importer, behind an interface of ours. */
 const NATIVE = {
   'better-sqlite3': 'src/store/sqlite.ts',
+  'better-sqlite3-napi': 'src/store/sqlite.ts',
   'onnxruntime-node': 'src/encoder/onnx-session.ts',
   usearch: 'src/index/dense/ann.ts',
   '@opensearch-project/opensearch': 'src/engine/opensearch/client.ts',

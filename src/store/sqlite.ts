@@ -1,9 +1,27 @@
-import Database from 'better-sqlite3';
+import type BetterSqlite3 from 'better-sqlite3';
+import { createRequire } from 'node:module';
 import { RetrieverError } from '../errors.js';
 
 /** The only importer of better-sqlite3: everything else sees these aliases. */
-export type SqliteDatabase = Database.Database;
-export type SqliteStatement<P extends unknown[] = unknown[], R = unknown> = Database.Statement<P, R>;
+export type SqliteDatabase = BetterSqlite3.Database;
+export type SqliteStatement<P extends unknown[] = unknown[], R = unknown> = BetterSqlite3.Statement<P, R>;
+
+/**
+ * better-sqlite3 13 (Node-API) on Node 22 and later, 12 (V8's node::ObjectWrap)
+ * on Node 20. Node 24.19 aborts the process when a 12.x statement is
+ * garbage-collected (`RemoveEnvironmentCleanupHook`: nodejs/node#65446), and
+ * 13.x's prebuilt binary crashes on Node 20; the two expose the same API, so
+ * the package carries both (13 as `better-sqlite3-napi`) and loads the one
+ * this Node runs.
+ */
+const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
+export const SQLITE_PACKAGE = NODE_MAJOR >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
+const Database = createRequire(import.meta.url)(SQLITE_PACKAGE) as typeof BetterSqlite3;
+
+/** A database handle opened with the binding this Node runs (tests that edit an index's SQLite file). */
+export function rawDatabase(path: string, options?: BetterSqlite3.Options): SqliteDatabase {
+  return new Database(path, options);
+}
 
 export interface OpenOptions {
   readonly: boolean;

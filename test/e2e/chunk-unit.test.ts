@@ -1,18 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeJsonl } from '../helpers/build.js';
 import { TINY_MODEL } from '../helpers/encoder.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
+import { rawDatabase } from '../../src/store/sqlite.js';
 
 const tmp = makeTempDir();
 afterAll(tmp.cleanup);
 
 /** Every chunk's id and text, in order, read straight from the store. */
 function chunks(indexDir: string, name: string): Array<{ id: string; contents: string }> {
-  const db = new Database(join(indexDir, name, 'chunks.sqlite'), { readonly: true });
+  const db = rawDatabase(join(indexDir, name, 'chunks.sqlite'), { readonly: true });
   try {
     return db.prepare('SELECT id, contents FROM chunks ORDER BY num').all() as Array<{ id: string; contents: string }>;
   } finally {

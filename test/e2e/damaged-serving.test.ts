@@ -1,6 +1,5 @@
 import { closeSync, openSync, readSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDEX_FILES } from '../../src/index/layout.js';
 import { copyIndex, writeJsonl } from '../helpers/build.js';
@@ -8,6 +7,7 @@ import { tinyBuildArgs } from '../helpers/encoder.js';
 import { postJson, startHttpServer, type RunningServer } from '../helpers/http-server.js';
 import { runBin } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
+import { rawDatabase } from '../../src/store/sqlite.js';
 
 // Reliability III, items 1, 15 and 21: files damaged where a sampled or size-only check cannot see,
 // before or while a server uses them. Every case ends in an error for the request (or a refusal to
@@ -55,7 +55,7 @@ function garbage(path: string, at: number, length: number): void {
 /** Points the BM25 term "text" (in every chunk) past the end of bm25.postings; no file changes size. */
 function breakTermOffset(dir: string): void {
   const end = statSync(join(dir, INDEX_FILES.postings)).size;
-  const db = new Database(join(dir, INDEX_FILES.store));
+  const db = rawDatabase(join(dir, INDEX_FILES.store));
   const r = db.prepare('UPDATE bm25_terms SET offset = ? WHERE term = ?').run(end + 4096, 'text');
   db.close();
   expect(r.changes).toBe(1);
