@@ -278,9 +278,20 @@ function checkFlags(args: ServeArgs): void {
   }
 }
 
-/** V8's heap limit for this process, MiB (--max-old-space-size, or Node's default for the machine). */
+/**
+ * The old generation's limit for this process, MiB, where the result cache lives: what
+ * --max-old-space-size set (command line or NODE_OPTIONS), else V8's whole-heap limit. The
+ * whole-heap figure counts the young generation too, which Node 24 made larger: 384 MiB for
+ * --max-old-space-size=192, where Node 20 says 240, so a quarter of it overfilled the old space.
+ */
 function heapLimitMb(): number {
-  return Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20);
+  const limit = Math.floor(getHeapStatistics().heap_size_limit / 2 ** 20);
+  let flag: number | undefined;
+  for (const f of [...process.execArgv, ...(process.env['NODE_OPTIONS'] ?? '').split(/\s+/)]) {
+    const m = /^--max[-_]old[-_]space[-_]size=(\d+)$/.exec(f);
+    if (m) flag = Number(m[1]);
+  }
+  return flag !== undefined && flag > 0 ? Math.min(flag, limit) : limit;
 }
 
 /** The presets' own default top-k, for the served corpora that are presets. */

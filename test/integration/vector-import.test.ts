@@ -97,9 +97,9 @@ describe.skipIf(!HAS_SHARED)('build-index with imported vectors', () => {
 
   it('stores exactly the imported rows and passes the spot check when they match the encoder', async () => {
     await importBuild('imported', writeNpy(join(tmp.dir, 'v.npy'), vectors), 10);
-    const stored = new Float32Array(
-      readFileSync(join(tmp.dir, 'idx', 'imported', INDEX_FILES.vectors)).buffer.slice(0),
-    );
+    // the file's own bytes: a Buffer may be a view into a larger (pooled) ArrayBuffer
+    const file = readFileSync(join(tmp.dir, 'idx', 'imported', INDEX_FILES.vectors));
+    const stored = new Float32Array(file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength));
     vectors.forEach((v, i) => v.forEach((x, d) => expect(Math.abs(stored[i * v.length + d]! - x)).toBeLessThan(1e-6)));
   });
 
@@ -114,7 +114,8 @@ describe.skipIf(!HAS_SHARED)('build-index with imported vectors', () => {
       Float32Array.from({ length: 32 }, (_, d) => Math.sin(i * 0.37 + d * 1.3) * (1 + (i % 5))),
     );
     await importBuild('many', writeNpy(join(tmp.dir, 'many.npy'), rows), 0, { input: big, exactBelow: 100_000 });
-    const stored = new Float32Array(readFileSync(join(tmp.dir, 'idx', 'many', INDEX_FILES.vectors)).buffer.slice(0));
+    const file = readFileSync(join(tmp.dir, 'idx', 'many', INDEX_FILES.vectors));
+    const stored = new Float32Array(file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength));
     expect(stored.length).toBe(n * 32);
     for (const i of [0, 1, 8191, 8192, 8193, 16_383, 16_384, 20_000]) {
       const v = rows[i]!;
