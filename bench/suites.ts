@@ -184,7 +184,7 @@ export const SUITES: Suite[] = [
     name: 'mcp-eras',
     title: 'MCP eras: the verl pattern',
     about:
-      'A new MCP client for every call, 64 at once, in 2025-11-25 mode (initialize, session, DELETE) and 2026-07-28 mode (server/discover, stateless), fresh server each; calls/s and resident memory after 100k calls.',
+      'A new MCP client a call, 64 at once: 2025 mode (initialize, session, DELETE), 2026 mode (server/discover, no session); a fresh server each, RSS after 100k calls.',
     needs: 'nothing',
     runtime: 'about 20 min',
     render: renderMcpEras,

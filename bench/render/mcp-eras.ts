@@ -7,8 +7,8 @@ export function renderMcpEras(results: Results): string {
   return [
     compactTable(rows(r)),
     '',
-    `Calls per second, 2026-07-28 ÷ 2025-11-25: ${String(r['ratio_2026_to_2025'])}× with server/discover on every call, ` +
-      `${String(r['ratio_2026_cached_to_2025'])}× with the discover result reused.`,
+    `Calls/s, 2026 ÷ 2025: ${String(r['ratio_2026_to_2025'])}× (discover each call), ` +
+      `${String(r['ratio_2026_cached_to_2025'])}× (discover reused).`,
     '',
     `${runLine('mcp-eras', r)}.`,
   ].join('\n');
