@@ -1,10 +1,9 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveClientCorpus } from '../helpers/client-corpus.js';
+import { npmClient } from '../helpers/modern-node.js';
 import type { RunningServer } from '../helpers/http-server.js';
-import { BIN, makeTempDir, REPO_ROOT } from '../helpers/paths.js';
+import { BIN, makeTempDir } from '../helpers/paths.js';
 
 /**
  * The official MCP Inspector (npm `@modelcontextprotocol/inspector`), in its
@@ -13,31 +12,9 @@ import { BIN, makeTempDir, REPO_ROOT } from '../helpers/paths.js';
  * ignored folder on first use (about 20 s, 110 MB).
  */
 const PACKAGE = '@modelcontextprotocol/inspector@2.12.0';
-const PREFIX = join(REPO_ROOT, 'test', '.clients');
-const CLI = join(
-  PREFIX,
-  'node_modules',
-  '@modelcontextprotocol',
-  'inspector',
-  'clients',
-  'launcher',
-  'build',
-  'index.js',
-);
-
+/** Installed into test/.clients itself, where earlier runs put it (no reinstall). */
 function inspectorCli(): string {
-  if (!existsSync(CLI)) {
-    mkdirSync(PREFIX, { recursive: true });
-    try {
-      execFileSync('npm', ['install', '--prefix', PREFIX, '--no-audit', '--no-fund', '--no-save', PACKAGE], {
-        stdio: ['ignore', 'ignore', 'pipe'],
-        timeout: 300_000,
-      });
-    } catch (err) {
-      throw new Error(`could not install ${PACKAGE} from the npm registry into ${PREFIX}: ${(err as Error).message}`);
-    }
-  }
-  return CLI;
+  return npmClient(PACKAGE, '', ['@modelcontextprotocol', 'inspector', 'clients', 'launcher', 'build', 'index.js']);
 }
 
 const tmp = makeTempDir();

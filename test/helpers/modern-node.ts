@@ -25,7 +25,10 @@ export function modernNode(major = 22): string {
   return NODE24;
 }
 
-/** Installs an npm package into its own ignored folder under test/.clients on first use; returns the folder. */
+/**
+ * Installs an npm package on first use into `folder` under test/.clients (ignored; '' for
+ * test/.clients itself) and returns the path of `entry` inside it.
+ */
 export function npmClient(spec: string, folder: string, entry: string[]): string {
   const prefix = join(REPO_ROOT, 'test', '.clients', folder);
   const path = join(prefix, 'node_modules', ...entry);

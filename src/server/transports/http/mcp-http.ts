@@ -101,12 +101,9 @@ export class McpHttp {
   private async tracked(res: ServerResponse, body: unknown, serve: () => Promise<void>): Promise<void> {
     const entry = { res, body };
     this.inFlight.add(entry);
+    // 'close' follows every answer, and a dropped socket too
     res.once('close', () => this.inFlight.delete(entry));
-    try {
-      await serve();
-    } finally {
-      if (res.writableEnded) this.inFlight.delete(entry);
-    }
+    await serve();
   }
 
   /** A 2025-era request without a session: its own server instance, answered as JSON. */
