@@ -114,7 +114,7 @@ export const SUITES: Suite[] = [
     name: 'mcp-side-by-side',
     title: 'DeepSearch-RL’s MCP server side by side',
     about:
-      'DeepSearch-RL’s own MCP server (FlashRAG’s MultiRetrieverRouter: bm25s + faiss, RRF), unmodified, beside ours under the same SSE load and judged on the same queries, on three data sets.',
+      'DeepSearch-RL’s MCP server (FlashRAG’s MultiRetrieverRouter: bm25s + faiss, RRF), unmodified, beside ours: same SSE load, queries, model, chunks and vectors; our caches off (it has none).',
     needs: '`../shared`, the peer started by hand (see the suite’s header)',
     runtime: 'about 20 min a data set',
     render: renderMcpSideBySide,

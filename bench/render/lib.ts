@@ -35,7 +35,8 @@ export function machineText(r: Result): string | undefined {
 export function runLine(name: string, r: Result): string {
   const parts = [
     `${(r.date ?? '').slice(0, 10)} at ${r.commit ?? 'unknown'}`,
-    ...(r.command ? [`\`${r.command}\``] : []),
+    // a server spec's pid, launch time, first answer and local paths are in the JSON, not for a reader
+    ...(r.command ? [`\`${r.command.replace(/,(pid|started|first|index)=[^,\s]+/g, '')}\``] : []),
     ...(machineText(r) ? [machineText(r) as string] : []),
     `[json](bench/results/${name}.json)`,
   ];

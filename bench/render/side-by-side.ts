@@ -10,7 +10,7 @@ export function renderSideBySide(results: Results): string {
     .sort();
   if (names.length === 0) return '_No results yet: run `npm run bench -- side-by-side` (see its header)._';
   const lines = [
-    '| run | server | p50 ms, 1 client | QPS at 256 | p50 ms at 256 | p99 ms at 256 | errors | top-3 agreement with the first server |',
+    '| run | server | p50 ms, 1 client | QPS at 256 | p50 ms at 256 | p99 ms at 256 | errors | top-3 agreement with ours |',
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   const runs: string[] = [];
@@ -44,9 +44,12 @@ export function renderMcpSideBySide(results: Results): string {
     .sort();
   if (names.length === 0) return '_No results yet: run `npm run bench -- mcp-side-by-side` (see its header)._';
   type Load = { qps: number; p50ms: number; p99ms: number; errors: number };
+  // the model gets a column when the runs used more than one, else a line under the table
+  const models = [...new Set(names.map((n) => String((results[n] as Result)['model'])))];
+  const modelCell = (r: Result): string => (models.length > 1 ? ` ${String(r['model'])} |` : '');
   const lines = [
-    '| data set | server | p50 ms, 1 client | QPS at 256 | p50 ms at 256 | p99 ms at 256 | errors | R@5 | top-5 agreement with the first server |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| data set |${models.length > 1 ? ' model |' : ''} server | p50 ms, 1 client | QPS at 256 | p50 ms at 256 | p99 ms at 256 | errors | R@5 | top-5 agreement with ours |`,
+    `| --- |${models.length > 1 ? ' --- |' : ''} --- | --- | --- | --- | --- | --- | --- | --- |`,
   ];
   const runs: string[] = [];
   for (const name of names) {
@@ -61,13 +64,13 @@ export function renderMcpSideBySide(results: Results): string {
       for (const c of levels) {
         const w = load[c] as Load;
         lines.push(
-          `| ${String(r['dataset'])} | ${String(s['name'])} | ${load['1']?.p50ms.toFixed(1) ?? '—'} | ${w.qps.toFixed(1)} | ${w.p50ms.toFixed(1)} | ${w.p99ms.toFixed(1)} | ${w.errors} | ${r5} | ${(s['agreement_top5'] as number).toFixed(3)} |`,
+          `| ${String(r['dataset'])} |${modelCell(r)} ${String(s['name'])} | ${load['1']?.p50ms.toFixed(1) ?? '—'} | ${w.qps.toFixed(1)} | ${w.p50ms.toFixed(1)} | ${w.p99ms.toFixed(1)} | ${w.errors} | ${r5} | ${(s['agreement_top5'] as number).toFixed(3)} |`,
         );
       }
     }
     runs.push(`${name.slice(17)}: ${runLine(name, r)}`);
   }
-  lines.push('', `Runs: ${runs.join('; ')}.`);
+  lines.push('', ...(models.length === 1 ? [`Model: ${models[0]}.`, ''] : []), `Runs: ${runs.join('; ')}.`);
   return lines.join('\n');
 }
 
@@ -110,38 +113,44 @@ export function renderSeedRatios(results: Results, short: boolean): string {
   let allErrors = 0;
   for (const name of runs) {
     const r = results[name] as Result;
-    const [ours, ...peers] = (r['servers'] as Server[]) ?? [];
-    if (!ours) continue;
-    allErrors += errorsOf(ours);
-    const label = name.startsWith('mcp-') ? `${String(r['dataset'])}, MCP` : name.slice(13);
-    for (const p of peers) {
-      allErrors += errorsOf(p);
-      const ratios = {
-        qps: qpsOf(ours) / qpsOf(p),
-        mem: num(p['rss_mib']) / num(ours['rss_mib']),
-        first: num(p['first_answer_s']) / num(ours['first_answer_s']),
-      };
-      const ourR5 = (ours['quality'] as Record<string, number> | undefined)?.['R@5'];
-      const peerR5 = (p['quality'] as Record<string, number> | undefined)?.['R@5'];
-      const missed = [
-        ratios.qps < 5 ? `QPS ${x(ratios.qps)} of 5×` : '',
-        ratios.mem < 3 ? `memory ${x(ratios.mem)} of 3×` : '',
-        ratios.first < 10 ? `first answer ${x(ratios.first)} of 10×` : '',
-        ourR5 !== undefined && peerR5 !== undefined && ourR5 < peerR5 ? 'quality' : '',
-        errorsOf(ours) > 0 ? 'errors' : '',
-      ].filter(Boolean);
-      const cells = {
-        qps: x(ratios.qps),
-        mem: x(ratios.mem),
-        first: x(ratios.first),
-        index: x(num(p['index_mib']) / num(ours['index_mib'])),
-        build: x(num(p['build_s']) / num(ours['build_s'])),
-      };
-      lines.push(
-        short
-          ? `| ${label} | ${String(p['name'])} | ${cells.qps} | ${cells.mem} | ${cells.first} | ${r5(ours)} | ${r5(p)} |`
-          : `| ${label} | ${String(p['name'])} | ${cells.qps} | ${errorsOf(ours)} | ${errorsOf(p)} | ${cells.mem} | ${cells.first} | ${cells.index} | ${cells.build} | ${r5(ours)} | ${r5(p)} | ${missed.length > 0 ? missed.join('; ') : 'none'} |`,
-      );
+    // servers named ours… are ours (a run may hold several, e.g. fp32 and int8); the rest are peers
+    const servers = (r['servers'] as Server[]) ?? [];
+    const isOurs = (s: Server): boolean => String(s['name']).startsWith('ours');
+    const peers = servers.filter((s) => !isOurs(s));
+    for (const ours of servers.filter(isOurs)) {
+      allErrors += errorsOf(ours);
+      const model = r['model'] === undefined || r['model'] === 'all-MiniLM-L6-v2' ? '' : `, ${String(r['model'])}`;
+      const variant = ours['name'] === 'ours' ? '' : ` (${String(ours['name']).slice(5)})`;
+      const label = name.startsWith('mcp-') ? `${String(r['dataset'])}, MCP${model}${variant}` : name.slice(13);
+      for (const p of peers) {
+        allErrors += errorsOf(p);
+        const ratios = {
+          qps: qpsOf(ours) / qpsOf(p),
+          mem: num(p['rss_mib']) / num(ours['rss_mib']),
+          first: num(p['first_answer_s']) / num(ours['first_answer_s']),
+        };
+        const ourR5 = (ours['quality'] as Record<string, number> | undefined)?.['R@5'];
+        const peerR5 = (p['quality'] as Record<string, number> | undefined)?.['R@5'];
+        const missed = [
+          ratios.qps < 5 ? `QPS ${x(ratios.qps)} of 5×` : '',
+          ratios.mem < 3 ? `memory ${x(ratios.mem)} of 3×` : '',
+          ratios.first < 10 ? `first answer ${x(ratios.first)} of 10×` : '',
+          ourR5 !== undefined && peerR5 !== undefined && ourR5 < peerR5 ? 'quality' : '',
+          errorsOf(ours) > 0 ? 'errors' : '',
+        ].filter(Boolean);
+        const cells = {
+          qps: x(ratios.qps),
+          mem: x(ratios.mem),
+          first: x(ratios.first),
+          index: x(num(p['index_mib']) / num(ours['index_mib'])),
+          build: x(num(p['build_s']) / num(ours['build_s'])),
+        };
+        lines.push(
+          short
+            ? `| ${label} | ${String(p['name'])} | ${cells.qps} | ${cells.mem} | ${cells.first} | ${r5(ours)} | ${r5(p)} |`
+            : `| ${label} | ${String(p['name'])} | ${cells.qps} | ${errorsOf(ours)} | ${errorsOf(p)} | ${cells.mem} | ${cells.first} | ${cells.index} | ${cells.build} | ${r5(ours)} | ${r5(p)} | ${missed.length > 0 ? missed.join('; ') : 'none'} |`,
+        );
+      }
     }
   }
   lines.push(

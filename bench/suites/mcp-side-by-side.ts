@@ -12,6 +12,8 @@
  *     --server ours=http://127.0.0.1:8097/sse,tool=search,pid=1234,started=1764000000000 \
  *     --server deepsearch-rl=http://127.0.0.1:8098/sse,tool=retrieve,pid=5678,first=41 [--seconds 20]
  *
+ * `--note TEXT` is kept with the result (and in its command line): how the
+ * servers were started, their caches, the model each loaded.
  * `index=PATH[:PATH…]` and `build=SECONDS` record the index's size on disk
  * and build time, as in side-by-side.ts.
  * `--first-only` only waits for each server's first answer and prints the
@@ -40,6 +42,7 @@ const seconds = Number(arg('seconds', '20'));
 const levels = (arg('connections', '1,16,64,256') as string).split(',').map(Number);
 const TOP_K = 5;
 const FIRST_ONLY = process.argv.includes('--first-only');
+const note = arg('note');
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
 const servers = serverSpecs(process.argv);
@@ -165,5 +168,6 @@ writeResult(`mcp-side-by-side-${tag}`, {
   queries: queries.length,
   seconds,
   request: `MCP over SSE, one session per client, one tool call at a time, top ${TOP_K}`,
+  ...(note ? { note } : {}),
   servers: out,
 });
