@@ -37,6 +37,8 @@ export interface EngineBackend {
   nodes: string[];
   /** k-NN ef_search; by default the build's own. */
   efSearch?: number;
+  /** How long a search retries failed shards: the server's request deadline (engine-corpus.ts SHARD_RETRY_MS). */
+  shardRetryMs?: number;
 }
 
 export interface OpenedRetriever {
@@ -62,7 +64,12 @@ export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetrie
       const { openEngineCorpus } = await import('../engine/opensearch/engine-corpus.js');
       for (const name of setup.corpora) {
         // one client per corpus: closing a corpus closes its connections
-        const c = await openEngineCorpus(connectEngine({ nodes: setup.backend.nodes }), name, setup.backend.efSearch);
+        const c = await openEngineCorpus(
+          connectEngine({ nodes: setup.backend.nodes }),
+          name,
+          setup.backend.efSearch,
+          setup.backend.shardRetryMs,
+        );
         opened.push(c);
         setup.log.info(
           `opened ${name} on ${c.location}: ${formatCount(c.manifest.corpus.chunks)} chunks, modes ${c.modes.join('/')}, built ${c.manifest.built_at}`,

@@ -346,6 +346,7 @@ function retrieverSetup(args: ServeArgs, log: Logger, topKGiven: boolean): Retri
           backend: {
             nodes: backendNodes(args.backend),
             ...(args['ef-search'] !== undefined ? { efSearch: args['ef-search'] } : {}),
+            shardRetryMs: args['deadline-ms'],
           },
         }
       : {}),
@@ -360,6 +361,7 @@ function encoderFlags(args: ServeArgs): EncoderFlags {
     threads: args['encoder-threads'],
     batchSize: args['batch-size'],
     maxPadding: batchPadding(args['batch-padding']),
+    fuseAttention: args['fuse-attention'],
     ...(args.model !== undefined ? { model: args.model } : {}),
     ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
     ...(args['model-variant'] !== undefined ? { variant: args['model-variant'] } : {}),
