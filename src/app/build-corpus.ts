@@ -174,7 +174,7 @@ async function openDensePhase(
   if (d.vectors) checkInputFile(d.vectors.path, d.vectors.format === 'faiss' ? '--faiss-index' : '--vectors');
   const { encoder, source } = await openEncoder(d.encoder, hub);
   log.info(
-    `encoder ${encoder.id} on ${d.encoder.device} (dim ${encoder.dim}); it embeds each chunk's ${d.vectors ? 'contents (imported vectors)' : (d.text ?? 'contents')}`,
+    `encoder ${encoder.id} on ${d.encoder.device} (dim ${encoder.dim}; graph: ${encoder.graph}); it embeds each chunk's ${d.vectors ? 'contents (imported vectors)' : (d.text ?? 'contents')}`,
   );
   const phase = createDensePhase({
     encoder,

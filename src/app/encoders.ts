@@ -22,6 +22,8 @@ export interface EncoderFlags {
   batchSize: number;
   /** Padded ÷ real tokens an encoder batch may reach (default MAX_PADDING_RATIO). */
   maxPadding?: number;
+  /** Fuse attention when the graph allows it (fast-session.ts); default true. */
+  fuseAttention?: boolean;
 }
 
 /**
@@ -52,7 +54,9 @@ export async function openCorpusEncoders(
     for (const { choice, corpora: members } of groups.values()) {
       const { encoder, source } = await openEncoder(choice, hub);
       all.push(encoder);
-      log.info(`encoder ${encoder.id} from ${sourceLabel(source)} on ${choice.device} (dim ${encoder.dim})`);
+      log.info(
+        `encoder ${encoder.id} from ${sourceLabel(source)} on ${choice.device} (dim ${encoder.dim}; graph: ${encoder.graph})`,
+      );
       for (const c of members) {
         checkCompatible(c, encoder, flags);
         encoders.set(c.name, encoder);
@@ -103,6 +107,7 @@ function choiceFor(m: DenseManifest, flags: EncoderFlags): EncoderChoice {
     threads: flags.threads,
     batchSize: flags.batchSize,
     maxPadding: flags.maxPadding,
+    fuseAttention: flags.fuseAttention,
     maxLength: e.max_length,
     pooling: e.pooling,
     queryPrefix: e.query_prefix,

@@ -271,6 +271,7 @@ function denseOptions(args: BuildArgs): DenseBuildOptions {
       threads: args['encoder-threads'],
       batchSize: args['batch-size'],
       maxPadding: batchPadding(args['batch-padding']),
+      fuseAttention: args['fuse-attention'],
       ...(args['max-length'] !== undefined ? { maxLength: args['max-length'] } : {}),
       ...(args.pooling !== undefined ? { pooling: args.pooling } : {}),
       ...(args['query-prefix'] !== undefined ? { queryPrefix: args['query-prefix'] } : {}),

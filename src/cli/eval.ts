@@ -91,6 +91,7 @@ async function evalMain(args: EvalArgs): Promise<void> {
       threads: args['encoder-threads'],
       batchSize: args['batch-size'],
       maxPadding: batchPadding(args['batch-padding']),
+      fuseAttention: args['fuse-attention'],
       ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
     },
     hub: hubConfig(args, log, args.progress),

@@ -19,6 +19,12 @@ export const ENCODER_RUNTIME_OPTIONS = {
       'most padding an encoder batch may carry, as padded ÷ real tokens: texts are cut into batches of similar length (0 = pad each batch to its longest text, which can serve fast encoders better under load)',
   },
   'encoder-threads': { type: 'number', default: 0, describe: 'ONNX Runtime threads (0 = one per core)' },
+  'fuse-attention': {
+    type: 'boolean',
+    default: true,
+    describe:
+      "fuse each layer's attention into one ONNX Runtime kernel when the model is a Hugging Face BERT export (checked against the file at start-up; --no-fuse-attention runs the file as published)",
+  },
   'cache-dir': {
     type: 'string',
     describe: 'model/dataset download cache (default: $HF_HUB_CACHE or $HF_HOME/hub or ~/.cache/huggingface/hub)',

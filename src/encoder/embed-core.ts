@@ -1,7 +1,8 @@
 import { RetrieverError } from '../errors.js';
 import type { ModelFiles } from './model-files.js';
 import { planBatches } from './batch-plan.js';
-import { OnnxSession, type Device } from './onnx-session.js';
+import { openFastSession } from './fast-session.js';
+import type { Device, OnnxSession } from './onnx-session.js';
 import { clsPool, l2Normalize, meanPool } from './pooling.js';
 import { WordPieceTokenizer } from './wordpiece.js';
 
@@ -21,6 +22,8 @@ export interface EmbedCoreOptions {
   batchSize: number;
   /** Padded ÷ real tokens a batch may reach (`planBatches`). */
   maxPadding: number;
+  /** Fuse attention when the graph allows it and the result agrees (`openFastSession`). */
+  fuseAttention: boolean;
   pooling: Pooling;
 }
 
@@ -37,19 +40,26 @@ export class EmbedCore {
     readonly dim: number,
     /** "sentence_embedding" when the graph pools itself, else the token output. */
     readonly output: string,
+    /** What the session runs: the fused graph or the file as published, and why (`openFastSession`). */
+    readonly graph: string,
     private readonly opts: EmbedCoreOptions,
   ) {}
 
   static async open(files: ModelFiles, opts: EmbedCoreOptions): Promise<EmbedCore> {
     const tokenizer = WordPieceTokenizer.fromFile(files.tokenizer);
-    const session = await OnnxSession.create(files.onnx, { device: opts.device, threads: opts.threads });
+    const { session, graph } = await openFastSession(
+      files,
+      { device: opts.device, threads: opts.threads },
+      tokenizer,
+      opts.fuseAttention,
+    );
     const names = session.outputNames;
     const output = names.includes('sentence_embedding')
       ? 'sentence_embedding'
       : names.includes('last_hidden_state')
         ? 'last_hidden_state'
         : (names[0] as string);
-    const core = new EmbedCore(session, tokenizer, files.hiddenSize, output, opts);
+    const core = new EmbedCore(session, tokenizer, files.hiddenSize, output, graph, opts);
     // warm-up: first run allocates and optimises; also checks the real output width
     const [probe] = await core.embed(['warm up']);
     if (!probe || probe.length !== files.hiddenSize) {

@@ -15,7 +15,7 @@ export type ToEncoder =
   | { type: 'close'; session: number };
 
 export type FromEncoder =
-  | { type: 'ready'; session: number; dim: number; output: string }
+  | { type: 'ready'; session: number; dim: number; output: string; graph: string }
   | { type: 'open-error'; session: number; message: string }
   | { type: 'done'; session: number; id: number; dim: number; data: Float32Array }
   | { type: 'error'; session: number; id: number; message: string; cancelled?: true }
@@ -32,7 +32,7 @@ if (port) {
       try {
         const core = await EmbedCore.open(msg.files, msg.options);
         sessions.set(msg.session, core);
-        return { type: 'ready', session: msg.session, dim: core.dim, output: core.output };
+        return { type: 'ready', session: msg.session, dim: core.dim, output: core.output, graph: core.graph };
       } catch (err) {
         return { type: 'open-error', session: msg.session, message: describeError(err) };
       }

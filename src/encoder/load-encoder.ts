@@ -29,6 +29,8 @@ export interface EncoderChoice {
   batchSize: number;
   /** Padded ÷ real tokens an encoder batch may reach (default MAX_PADDING_RATIO). */
   maxPadding?: number;
+  /** Fuse attention when the graph allows it (fast-session.ts); default true. */
+  fuseAttention?: boolean;
   /** The settings below default to what the model's own files say (`encoderSettingsFor`). */
   maxLength?: number;
   pooling?: Pooling;
@@ -139,6 +141,7 @@ export async function openEncoder(
     threads: choice.threads,
     batchSize: choice.batchSize,
     maxPadding: choice.maxPadding,
+    fuseAttention: choice.fuseAttention ?? true,
     ...settings,
   });
   return { encoder, source: m.source };

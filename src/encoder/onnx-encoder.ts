@@ -21,6 +21,8 @@ export interface OnnxEncoderOptions {
   batchSize: number;
   /** Padding a batch may carry, as padded ÷ real tokens (default MAX_PADDING_RATIO). */
   maxPadding?: number;
+  /** Fuse attention when the graph allows it (fast-session.ts); default true. */
+  fuseAttention?: boolean;
   maxLength: number;
   pooling: Pooling;
   queryPrefix: string;
@@ -49,6 +51,8 @@ export class OnnxEncoder implements Encoder {
     private readonly session: number,
     dim: number,
     opts: OnnxEncoderOptions,
+    /** The graph the session runs: fused attention or the file as published, and why. */
+    readonly graph: string,
   ) {
     this.dim = dim;
     this.settings = {
@@ -76,13 +80,16 @@ export class OnnxEncoder implements Encoder {
     let encoder: OnnxEncoder | undefined;
     let settle: ((dim: number) => void) | undefined;
     let fail: ((e: Error) => void) | undefined;
+    let graph = '';
     const ready = new Promise<number>((resolve, reject) => {
       settle = resolve;
       fail = reject;
     });
     const session = encoderHost.newSession((msg) => {
-      if (msg.type === 'ready') settle?.(msg.dim);
-      else if (msg.type === 'open-error') {
+      if (msg.type === 'ready') {
+        graph = msg.graph;
+        settle?.(msg.dim);
+      } else if (msg.type === 'open-error') {
         const err = new RetrieverError('MODEL', msg.message);
         fail?.(err);
         encoder?.die(err);
@@ -98,13 +105,14 @@ export class OnnxEncoder implements Encoder {
         maxLength: opts.maxLength,
         batchSize: opts.batchSize,
         maxPadding: opts.maxPadding ?? MAX_PADDING_RATIO,
+        fuseAttention: opts.fuseAttention ?? true,
         pooling: opts.pooling,
       },
     };
     try {
       encoderHost.post(init);
       const dim = await ready;
-      encoder = new OnnxEncoder(session, dim, opts);
+      encoder = new OnnxEncoder(session, dim, opts, graph);
       return encoder;
     } catch (err) {
       encoderHost.endSession(session);

@@ -38,19 +38,25 @@ export class OnnxSession {
     readonly device: Device,
   ) {}
 
-  static async create(modelPath: string, opts: SessionOptions): Promise<OnnxSession> {
+  /** `model`: a file, or the bytes of one (a graph rewritten in memory, fuse-attention.ts). */
+  static async create(model: string | Uint8Array, opts: SessionOptions): Promise<OnnxSession> {
+    const modelPath = typeof model === 'string' ? model : 'the rewritten graph';
     const providers: ort.InferenceSession.ExecutionProviderConfig[] =
       opts.device === 'cuda'
         ? [{ name: 'cuda', deviceId: opts.cudaDeviceId ?? 0 } as ort.InferenceSession.ExecutionProviderConfig]
         : ['cpu'];
     try {
-      const session = await ort.InferenceSession.create(modelPath, {
+      const settings: ort.InferenceSession.SessionOptions = {
         executionProviders: providers,
         graphOptimizationLevel: 'all',
         logSeverityLevel: 3, // errors only: ORT warnings would flood stderr
         interOpNumThreads: 1,
         ...(opts.threads > 0 ? { intraOpNumThreads: opts.threads } : {}),
-      });
+      };
+      const session =
+        typeof model === 'string'
+          ? await ort.InferenceSession.create(model, settings)
+          : await ort.InferenceSession.create(model, settings);
       return new OnnxSession(session, opts.device);
     } catch (err) {
       const msg = (err as Error).message ?? String(err);

@@ -7,7 +7,8 @@
  * paragraphs each, over 512 tokens, so truncation is exercised (int8 one text
  * a batch on both sides: the int8 files quantize activations per batch). The models
  * come from Maven Central (scripts/models/maven.ts); without it the test
- * fails, naming the URL it could not reach.
+ * fails, naming the URL it could not reach. The fp32 files run with their
+ * attention fused (src/encoder/fuse-attention.ts), the int8 files as published.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -77,6 +78,9 @@ describe.skipIf(!HAS_SHARED)('real e5 and bge vectors against an independent Pyt
         },
         { endpoint: '', cacheDir: '', offline: true, log: silentLogger, progress: false },
       );
+      // fp32 BERT exports run with their attention fused (fuse-attention.ts): this test is what
+      // holds the fused graph to the reference; int8 files run as published
+      expect(encoder.graph).toMatch(int8 ? /^as published/ : /^fused attention \(12 layers\)$/);
       let ours: Float32Array[];
       const s = encoder.settings;
       const prefixed = texts.map((t) => s.passagePrefix + t);

@@ -1,0 +1,95 @@
+import { readFileSync } from 'node:fs';
+import { fuseAttention } from './fuse-attention.js';
+import type { ModelFiles } from './model-files.js';
+import { OnnxSession, type SessionOptions } from './onnx-session.js';
+import type { WordPieceTokenizer } from './wordpiece.js';
+
+/** How close the fused graph's token vectors must be to the file's own: float32 rounding, not a change of meaning. */
+export const FUSED_MIN_COSINE = 0.99999;
+
+export interface OpenedSession {
+  session: OnnxSession;
+  /** What runs, for the start-up log: "fused attention (12 layers)" or "as published (why)". */
+  graph: string;
+}
+
+/**
+ * The model's session, with its attention fused (fuse-attention.ts) when the
+ * graph allows it and the fused graph gives the same token vectors as the
+ * file on a probe batch (two texts of different lengths, so padding and the
+ * mask are exercised). Otherwise the file as published, and the reason.
+ */
+export async function openFastSession(
+  files: ModelFiles,
+  opts: SessionOptions,
+  tokenizer: WordPieceTokenizer,
+  fuse: boolean,
+): Promise<OpenedSession> {
+  const plain = await OnnxSession.create(files.onnx, opts);
+  if (!fuse) return { session: plain, graph: 'as published (--no-fuse-attention)' };
+  if (files.numHeads === undefined)
+    return { session: plain, graph: 'as published (config.json gives no num_attention_heads)' };
+  const fused = fuseAttention(readFileSync(files.onnx), files.numHeads);
+  if ('reason' in fused) return { session: plain, graph: `as published (${fused.reason})` };
+  let candidate: OnnxSession;
+  try {
+    candidate = await OnnxSession.create(fused.bytes, opts);
+  } catch (err) {
+    return { session: plain, graph: `as published (the fused graph did not load: ${(err as Error).message})` };
+  }
+  const cosine = await agreement(plain, candidate, tokenizer, files.maxPositions);
+  if (cosine < FUSED_MIN_COSINE) {
+    await candidate.close();
+    return { session: plain, graph: `as published (the fused graph disagreed: cosine ${cosine.toFixed(6)})` };
+  }
+  await plain.close();
+  return { session: candidate, graph: `fused attention (${fused.layers} layers)` };
+}
+
+/** The lowest cosine between the two sessions' vectors of any real token of a padded probe batch. */
+async function agreement(
+  a: OnnxSession,
+  b: OnnxSession,
+  tokenizer: WordPieceTokenizer,
+  maxPositions: number,
+): Promise<number> {
+  const texts = [
+    'query: how many layers does a small encoder have?',
+    `passage: ${'Padding and the attention mask must change nothing for the shorter text. '.repeat(12)}`,
+  ];
+  const rows = texts.map((t) => tokenizer.encode(t, Math.min(128, maxPositions)).ids);
+  const seqLen = Math.max(...rows.map((r) => r.length));
+  const ids = new BigInt64Array(rows.length * seqLen);
+  const mask = new BigInt64Array(rows.length * seqLen);
+  rows.forEach((r, i) =>
+    r.forEach((id, t) => {
+      ids[i * seqLen + t] = BigInt(id);
+      mask[i * seqLen + t] = 1n;
+    }),
+  );
+  const output = a.outputNames.includes('last_hidden_state') ? 'last_hidden_state' : (a.outputNames[0] as string);
+  const [x, y] = [
+    await a.run(ids, mask, rows.length, seqLen, output),
+    await b.run(ids, mask, rows.length, seqLen, output),
+  ];
+  if (x.data.length !== y.data.length) return -1;
+  const dim = x.data.length / (rows.length * seqLen);
+  let worst = 1;
+  rows.forEach((r, i) => {
+    for (let t = 0; t < r.length; t++) {
+      const at = (i * seqLen + t) * dim;
+      let dot = 0;
+      let nx = 0;
+      let ny = 0;
+      for (let d = 0; d < dim; d++) {
+        const u = x.data[at + d] as number;
+        const v = y.data[at + d] as number;
+        dot += u * v;
+        nx += u * u;
+        ny += v * v;
+      }
+      worst = Math.min(worst, dot / Math.sqrt(nx * ny || 1));
+    }
+  });
+  return worst;
+}
