@@ -77,7 +77,7 @@ export const SUITES: Suite[] = [
     name: 'encoder-real',
     title: 'A real e5 encoder against the Python stacks',
     about:
-      'e5-small-v2 fp32 and int8, same ONNX file and 2 threads for all, one run: 1,585 2Wiki passages at batch 32, 200 questions one at a time; ours also through `POST /retrieve` (caches off).',
+      'e5-small-v2 fp32 and int8, same ONNX file (ours fuses fp32 attention at load), 2 threads, one run: 1,585 2Wiki passages, batch 32, 200 questions singly; ours also via `POST /retrieve`, caches off.',
     needs: '`../shared`, Maven Central (the models), PyPI (the peers)',
     runtime: 'about 10 min',
     render: renderEncoderReal,
