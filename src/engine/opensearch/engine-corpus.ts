@@ -27,10 +27,13 @@ import {
  * 15 s and then 60 s in later ones (2 cores, 256 clients, three JVMs). A server
  * passes its request deadline (`--deadline-ms`) instead: retrying past the
  * 504 helps nobody, and short of it a slow failover costs time, not answers.
- * Backoff doubles from 50 ms up to 1 s.
+ * Backoff doubles from 50 ms up to 5 s, each wait drawn from its upper half:
+ * every client retrying each second (the old 1 s cap) sent 256 searches a
+ * second at a cluster still electing a manager on two loaded cores, and twice
+ * in CI it had not healed within the retry budget (60 s, then 120 s).
  */
 export const SHARD_RETRY_MS = 60_000;
-const SHARD_BACKOFF_MAX_MS = 1000;
+const SHARD_BACKOFF_MAX_MS = 5000;
 /** /ready's probe of the engine: one request, answered within this, reused for a second. */
 const PROBE_TIMEOUT_MS = 2000;
 const PROBE_CACHE_MS = 1000;
@@ -247,7 +250,8 @@ async function searchArms(
     });
     const failed = body.responses.find((r) => r.error || (r._shards?.failed ?? 0) > 0);
     if (failed) {
-      const wait = Math.min(50 * 2 ** attempt, SHARD_BACKOFF_MAX_MS);
+      const cap = Math.min(50 * 2 ** attempt, SHARD_BACKOFF_MAX_MS);
+      const wait = cap / 2 + Math.random() * (cap / 2); // jitter: retries of many clients spread out
       if (Date.now() - started + wait <= retryMs) {
         await delay(wait);
         continue;
