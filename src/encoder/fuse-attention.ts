@@ -8,6 +8,7 @@ import {
   opsetField,
   readFields,
   readNode,
+  subString,
   readTensor,
   WireError,
   type NodeInfo,
@@ -46,7 +47,7 @@ export function fuseAttention(model: Uint8Array, numHeads: number): FuseResult {
     const top = readFields(model);
     const graphField = top.find((f) => f.no === 7 && f.wire === 2);
     if (!graphField) return { reason: 'the model has no graph' };
-    if (top.some((f) => f.no === 8 && f.wire === 2 && domainOf(model, f) === 'com.microsoft'))
+    if (top.some((f) => f.no === 8 && f.wire === 2 && subString(model, f, 1) === 'com.microsoft'))
       return { reason: 'the graph already uses ONNX Runtime contrib ops' };
     const g = readGraph(model, graphField);
     if (!g.inputs.has('attention_mask')) return { reason: 'the graph has no attention_mask input' };
@@ -66,32 +67,19 @@ export function fuseAttention(model: Uint8Array, numHeads: number): FuseResult {
   }
 }
 
-function domainOf(buf: Uint8Array, f: WireField): string {
-  const d = readFields(buf, f.payloadStart, f.payloadStart + f.value).find((x) => x.no === 1 && x.wire === 2);
-  return d ? new TextDecoder().decode(buf.subarray(d.payloadStart, d.payloadStart + d.value)) : '';
-}
-
 function readGraph(buf: Uint8Array, gf: WireField): Graph {
   const fields = readFields(buf, gf.payloadStart, gf.payloadStart + gf.value);
   const g: Graph = { buf, fields, nodes: new Map(), inits: new Map(), inputs: new Set(), outputs: new Set() };
-  const nameOf = (f: WireField): string => {
-    const n = readFields(buf, f.payloadStart, f.payloadStart + f.value).find((x) => x.no === 1 && x.wire === 2);
-    return n ? new TextDecoder().decode(buf.subarray(n.payloadStart, n.payloadStart + n.value)) : '';
-  };
   for (const f of fields) {
     if (f.wire !== 2) continue;
     if (f.no === 1) g.nodes.set(f, readNode(buf, f));
-    else if (f.no === 5) g.inits.set(initName(buf, f), f);
-    else if (f.no === 11) g.inputs.add(nameOf(f));
-    else if (f.no === 12) g.outputs.add(nameOf(f));
+    else if (f.no === 5)
+      g.inits.set(subString(buf, f, 8), f); // TensorProto.name
+    else if (f.no === 11)
+      g.inputs.add(subString(buf, f, 1)); // ValueInfoProto.name
+    else if (f.no === 12) g.outputs.add(subString(buf, f, 1));
   }
   return g;
-}
-
-/** An initializer's name (TensorProto field 8) without decoding its data. */
-function initName(buf: Uint8Array, f: WireField): string {
-  const n = readFields(buf, f.payloadStart, f.payloadStart + f.value).find((x) => x.no === 8 && x.wire === 2);
-  return n ? new TextDecoder().decode(buf.subarray(n.payloadStart, n.payloadStart + n.value)) : '';
 }
 
 interface Plan {
@@ -109,7 +97,11 @@ function planLayers(g: Graph, numHeads: number): Plan | { reason: string } {
   for (const [f, n] of g.nodes) {
     byName.set(n.name, n);
     fieldOf.set(n, f);
-    for (const i of n.inputs) consumers.set(i, [...(consumers.get(i) ?? []), n]);
+    for (const i of n.inputs) {
+      const list = consumers.get(i);
+      if (list) list.push(n);
+      else consumers.set(i, [n]);
+    }
   }
   const layerIds = [...new Set([...byName.keys()].flatMap((n) => SELF.exec(n)?.[1] ?? []))];
   if (layerIds.length === 0)
@@ -233,6 +225,7 @@ function graphParts(g: Graph, plan: Plan): Uint8Array[] {
     live = next;
   }
   const read = new Set<string>(live.flatMap((n) => n.info.inputs));
+  const unread = new Set([...g.inits].filter(([name]) => !read.has(name)).map(([, f]) => f));
   const parts: Uint8Array[] = [];
   let nodesWritten = false;
   for (const f of g.fields) {
@@ -241,7 +234,7 @@ function graphParts(g: Graph, plan: Plan): Uint8Array[] {
       nodesWritten = true;
       continue;
     }
-    if (f.no === 5 && f.wire === 2 && !read.has(initName(g.buf, f))) continue;
+    if (unread.has(f)) continue;
     parts.push(g.buf.subarray(f.start, f.end));
   }
   parts.push(...plan.initializers);

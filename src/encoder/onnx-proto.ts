@@ -65,6 +65,12 @@ export function fieldString(buf: Uint8Array, f: WireField): string {
   return utf8.decode(buf.subarray(f.payloadStart, f.payloadStart + f.value));
 }
 
+/** The first string field numbered `no` inside message `f` ('' when it has none): a name, a domain. */
+export function subString(buf: Uint8Array, f: WireField, no: number): string {
+  const g = readFields(buf, f.payloadStart, f.payloadStart + f.value).find((x) => x.no === no && x.wire === 2);
+  return g ? fieldString(buf, g) : '';
+}
+
 export function fieldBytes(buf: Uint8Array, f: WireField): Uint8Array {
   return buf.subarray(f.payloadStart, f.payloadStart + f.value);
 }
