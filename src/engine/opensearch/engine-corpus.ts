@@ -23,14 +23,12 @@ import {
  * How long a search keeps retrying answers with failed shards (a node going
  * down mid-request) by default: until the cluster has promoted the replicas,
  * which on a loaded machine takes seconds when the killed node was the cluster
- * manager (a new one is elected first): 350 ms lost requests in one CI run,
- * 15 s and then 60 s in later ones (2 cores, 256 clients, three JVMs). A server
- * passes its request deadline (`--deadline-ms`) instead: retrying past the
- * 504 helps nobody, and short of it a slow failover costs time, not answers.
- * Backoff doubles from 50 ms up to 5 s, each wait drawn from its upper half:
- * every client retrying each second (the old 1 s cap) sent 256 searches a
- * second at a cluster still electing a manager on two loaded cores, and twice
- * in CI it had not healed within the retry budget (60 s, then 120 s).
+ * manager (a new one is elected first). A server passes its request deadline
+ * (`--deadline-ms`) instead: retrying past the 504 helps nobody, and short of
+ * it a slow failover costs time, not answers. Backoff doubles from 50 ms up to
+ * 5 s, each wait drawn from its upper half, so that 256 clients do not retry in
+ * step against a cluster still electing a manager. A shard with no copy left
+ * (a red cluster) fails every retry; the error then names the engine's reason.
  */
 export const SHARD_RETRY_MS = 60_000;
 const SHARD_BACKOFF_MAX_MS = 5000;
@@ -48,18 +46,27 @@ function probeEvery(ms: number, probe: () => Promise<string | undefined>): () =>
   };
 }
 
+interface Reason {
+  type?: string;
+  reason?: string;
+}
+
 interface SearchBody {
   hits: { hits: Array<{ _score: number; _source: ChunkSource }>; total?: { value: number } };
-  _shards?: { failed?: number; failures?: Array<{ reason?: { type?: string; reason?: string } }> };
-  error?: { reason?: string };
+  _shards?: { failed?: number; failures?: Array<{ reason?: Reason }> };
+  error?: Reason & { root_cause?: Reason[]; failed_shards?: Array<{ reason?: Reason }> };
   status?: number;
 }
 
-/** What an answer with failed shards says went wrong. */
+/** What an answer with failed shards says went wrong: the error, then the first shard's cause. */
 function shardFailure(r: SearchBody): string {
-  const shard = r._shards?.failures?.find((f) => f.reason?.reason || f.reason?.type)?.reason;
-  const reason = r.error?.reason || shard?.reason || shard?.type;
-  return reason ? reason : `${r._shards?.failed ?? 'some'} shards failed`;
+  const said = (x: Reason | undefined) => [x?.type, x?.reason].filter((v) => v).join(': ');
+  const e = r.error;
+  const shard =
+    e?.failed_shards?.find((f) => said(f.reason))?.reason ?? r._shards?.failures?.find((f) => said(f.reason))?.reason;
+  const parts = [said(e), said(shard ?? e?.root_cause?.[0])].filter((v, i, all) => v && all.indexOf(v) === i);
+  const status = r.status ? ` (status ${r.status})` : '';
+  return parts.length > 0 ? `${parts.join('; ')}${status}` : `${r._shards?.failed ?? 'some'} shards failed${status}`;
 }
 
 /** The hint that ends every "not in the engine" message. */
