@@ -29,19 +29,32 @@ export async function openFastSession(
   if (!fuse) return { session: plain, graph: 'as published (--no-fuse-attention)' };
   if (files.numHeads === undefined)
     return { session: plain, graph: 'as published (config.json gives no num_attention_heads)' };
-  const fused = fuseAttention(readFileSync(files.onnx), files.numHeads);
-  if ('reason' in fused) return { session: plain, graph: `as published (${fused.reason})` };
+  // the fusion is only a speed-up: whatever goes wrong on its way, the file as published serves
+  const fallBack = async (why: string, candidate?: OnnxSession): Promise<OpenedSession> => {
+    await candidate?.close().catch(() => undefined);
+    return { session: plain, graph: `as published (${why})` };
+  };
+  let fused: ReturnType<typeof fuseAttention>;
+  try {
+    fused = fuseAttention(readFileSync(files.onnx), files.numHeads);
+  } catch (err) {
+    return fallBack(`the attention rewrite failed: ${(err as Error).message}`);
+  }
+  if ('reason' in fused) return fallBack(fused.reason);
   let candidate: OnnxSession;
   try {
     candidate = await OnnxSession.create(fused.bytes, opts);
   } catch (err) {
-    return { session: plain, graph: `as published (the fused graph did not load: ${(err as Error).message})` };
+    return fallBack(`the fused graph did not load: ${(err as Error).message}`);
   }
-  const cosine = await agreement(plain, candidate, tokenizer, files.maxPositions);
-  if (cosine < FUSED_MIN_COSINE) {
-    await candidate.close();
-    return { session: plain, graph: `as published (the fused graph disagreed: cosine ${cosine.toFixed(6)})` };
+  let cosine: number;
+  try {
+    cosine = await agreement(plain, candidate, tokenizer, files.maxPositions);
+  } catch (err) {
+    return fallBack(`the fused graph did not run: ${(err as Error).message}`, candidate);
   }
+  if (!(cosine >= FUSED_MIN_COSINE))
+    return fallBack(`the fused graph disagreed: cosine ${cosine.toFixed(6)}`, candidate);
   await plain.close();
   return { session: candidate, graph: `fused attention (${fused.layers} layers)` };
 }

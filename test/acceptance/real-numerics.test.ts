@@ -14,7 +14,10 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { openFastSession } from '../../src/encoder/fast-session.js';
 import { openEncoder } from '../../src/encoder/load-encoder.js';
+import { resolveModelDir } from '../../src/encoder/model-files.js';
+import { WordPieceTokenizer } from '../../src/encoder/wordpiece.js';
 import { silentLogger } from '../../src/util/log.js';
 import {
   fetchRealModel,
@@ -112,4 +115,32 @@ describe.skipIf(!HAS_SHARED)('real e5 and bge vectors against an independent Pyt
       expect(worstLong, 'the worst text over 512 tokens').toBeGreaterThanOrEqual(0.9999);
     }, 900_000);
   }
+
+  it('serves the file as published when the fused graph disagrees with it (a wrong head count)', async () => {
+    const dir = await fetchRealModel('e5-small-v2', modelFetchOptions(log));
+    const files = resolveModelDir(dir, REAL_MODELS['e5-small-v2']?.variant ?? 'fp32');
+    const tokenizer = WordPieceTokenizer.fromFile(files.tokenizer);
+    const opts = { device: 'cpu' as const, threads: 2 };
+    expect(files.numHeads).toBe(12);
+    // the right count fuses; 3 heads of 128 load and run, but attend differently: the probe must catch it
+    for (const [heads, graph] of [
+      [12, /^fused attention \(12 layers\)$/],
+      [3, /^as published \(the fused graph disagreed: cosine -?0\.\d+\)$/],
+    ] as const) {
+      const opened = await openFastSession({ ...files, numHeads: heads }, opts, tokenizer, true);
+      try {
+        expect(opened.graph, `${heads} heads`).toMatch(graph);
+        const out = await opened.session.run(
+          new BigInt64Array([101n, 2000n, 102n]),
+          new BigInt64Array(3).fill(1n),
+          1,
+          3,
+          'last_hidden_state',
+        );
+        expect(out.data.length).toBe(3 * files.hiddenSize);
+      } finally {
+        await opened.session.close();
+      }
+    }
+  }, 300_000);
 });
