@@ -18,6 +18,10 @@ export interface OpenedSession {
  * graph allows it and the fused graph gives the same token vectors as the
  * file on a probe batch (two texts of different lengths, so padding and the
  * mask are exercised). Otherwise the file as published, and the reason.
+ *
+ * The file's session answers the probe and is closed before the fused graph
+ * loads (it is opened again only if the fused one fails): two models open at
+ * once left the process holding about one model's size more for good.
  */
 export async function openFastSession(
   files: ModelFiles,
@@ -29,43 +33,55 @@ export async function openFastSession(
   if (!fuse) return { session: plain, graph: 'as published (--no-fuse-attention)' };
   if (files.numHeads === undefined)
     return { session: plain, graph: 'as published (config.json gives no num_attention_heads)' };
+  const probe = probeBatch(tokenizer, files.maxPositions);
+  const output = plain.outputNames.includes('last_hidden_state')
+    ? 'last_hidden_state'
+    : (plain.outputNames[0] as string);
   // the fusion is only a speed-up: whatever goes wrong on its way, the file as published serves
-  const fallBack = async (why: string, candidate?: OnnxSession): Promise<OpenedSession> => {
-    await candidate?.close().catch(() => undefined);
-    return { session: plain, graph: `as published (${why})` };
-  };
+  let reference: Float32Array;
+  try {
+    reference = (await plain.run(probe.ids, probe.mask, probe.rows.length, probe.seqLen, output)).data;
+  } catch (err) {
+    return { session: plain, graph: `as published (the probe did not run: ${(err as Error).message})` };
+  }
   let fused: ReturnType<typeof fuseAttention>;
   try {
     fused = fuseAttention(readFileSync(files.onnx), files.numHeads);
   } catch (err) {
-    return fallBack(`the attention rewrite failed: ${(err as Error).message}`);
+    return { session: plain, graph: `as published (the attention rewrite failed: ${(err as Error).message})` };
   }
-  if ('reason' in fused) return fallBack(fused.reason);
+  if ('reason' in fused) return { session: plain, graph: `as published (${fused.reason})` };
+  await plain.close();
+  const reopen = async (why: string, candidate?: OnnxSession): Promise<OpenedSession> => {
+    await candidate?.close().catch(() => undefined);
+    return { session: await OnnxSession.create(files.onnx, opts), graph: `as published (${why})` };
+  };
   let candidate: OnnxSession;
   try {
     candidate = await OnnxSession.create(fused.bytes, opts);
   } catch (err) {
-    return fallBack(`the fused graph did not load: ${(err as Error).message}`);
+    return reopen(`the fused graph did not load: ${(err as Error).message}`);
   }
   let cosine: number;
   try {
-    cosine = await agreement(plain, candidate, tokenizer, files.maxPositions);
+    const ours = await candidate.run(probe.ids, probe.mask, probe.rows.length, probe.seqLen, output);
+    cosine = worstTokenCosine(reference, ours.data, probe);
   } catch (err) {
-    return fallBack(`the fused graph did not run: ${(err as Error).message}`, candidate);
+    return reopen(`the fused graph did not run: ${(err as Error).message}`, candidate);
   }
-  if (!(cosine >= FUSED_MIN_COSINE))
-    return fallBack(`the fused graph disagreed: cosine ${cosine.toFixed(6)}`, candidate);
-  await plain.close();
+  if (!(cosine >= FUSED_MIN_COSINE)) return reopen(`the fused graph disagreed: cosine ${cosine.toFixed(6)}`, candidate);
   return { session: candidate, graph: `fused attention (${fused.layers} layers)` };
 }
 
-/** The lowest cosine between the two sessions' vectors of any real token of a padded probe batch. */
-async function agreement(
-  a: OnnxSession,
-  b: OnnxSession,
-  tokenizer: WordPieceTokenizer,
-  maxPositions: number,
-): Promise<number> {
+interface Probe {
+  rows: number[][];
+  seqLen: number;
+  ids: BigInt64Array;
+  mask: BigInt64Array;
+}
+
+/** Two texts of different lengths, padded into one batch. */
+function probeBatch(tokenizer: WordPieceTokenizer, maxPositions: number): Probe {
   const texts = [
     'query: how many layers does a small encoder have?',
     `passage: ${'Padding and the attention mask must change nothing for the shorter text. '.repeat(12)}`,
@@ -80,23 +96,23 @@ async function agreement(
       mask[i * seqLen + t] = 1n;
     }),
   );
-  const output = a.outputNames.includes('last_hidden_state') ? 'last_hidden_state' : (a.outputNames[0] as string);
-  const [x, y] = [
-    await a.run(ids, mask, rows.length, seqLen, output),
-    await b.run(ids, mask, rows.length, seqLen, output),
-  ];
-  if (x.data.length !== y.data.length) return -1;
-  const dim = x.data.length / (rows.length * seqLen);
+  return { rows, seqLen, ids, mask };
+}
+
+/** The lowest cosine between two outputs' vectors of any real (unpadded) token of the probe. */
+function worstTokenCosine(x: Float32Array, y: Float32Array, probe: Probe): number {
+  if (x.length !== y.length) return -1;
+  const dim = x.length / (probe.rows.length * probe.seqLen);
   let worst = 1;
-  rows.forEach((r, i) => {
+  probe.rows.forEach((r, i) => {
     for (let t = 0; t < r.length; t++) {
-      const at = (i * seqLen + t) * dim;
+      const at = (i * probe.seqLen + t) * dim;
       let dot = 0;
       let nx = 0;
       let ny = 0;
       for (let d = 0; d < dim; d++) {
-        const u = x.data[at + d] as number;
-        const v = y.data[at + d] as number;
+        const u = x[at + d] as number;
+        const v = y[at + d] as number;
         dot += u * v;
         nx += u * u;
         ny += v * v;
