@@ -69,6 +69,7 @@ export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetrie
           name,
           setup.backend.efSearch,
           setup.backend.shardRetryMs,
+          setup.log,
         );
         opened.push(c);
         setup.log.info(

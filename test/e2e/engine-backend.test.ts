@@ -5,6 +5,7 @@ import {
   clusterHealth,
   clusterState,
   clusterUnavailable,
+  searchProbe,
   managerIndex,
   startCluster,
   type Cluster,
@@ -28,6 +29,19 @@ import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 const why = !HAS_SHARED ? 'no ../shared' : clusterUnavailable();
 const SOURCES = ['TechCrunch', 'The Verge', 'Fortune', 'BBC News'];
 const CATEGORIES = ['technology', 'business', 'sports'];
+
+/** The server's in-flight requests and encoder queue, from /metrics (for failure reports). */
+async function serverGauges(url: string): Promise<string> {
+  try {
+    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(3000) })).text();
+    return text
+      .split('\n')
+      .filter((l) => /^retriever_(inflight_requests|encoder_queue_depth|open_connections)\b/.test(l))
+      .join(', ');
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
 
 describe.skipIf(why !== undefined)('engine backend: OpenSearch, three nodes', () => {
   const tmp = makeTempDir();
@@ -326,14 +340,18 @@ describe.skipIf(why !== undefined)('engine backend: OpenSearch, three nodes', ()
     const alive = cluster.urls.filter((_, i) => i !== victim);
     // what the surviving nodes said while the load ran: printed when a request failed
     const states: string[] = [];
+    let loaded = false;
     const watch = (async () => {
-      for (const t0 = Date.now(); !stop; await new Promise((r) => setTimeout(r, 2000))) {
+      for (const t0 = Date.now(); !loaded; await new Promise((r) => setTimeout(r, 2000))) {
         states.push(`+${((Date.now() - t0) / 1000).toFixed(0)} s ${await clusterState(alive, `${aliasFor('news')}*`)}`);
+        states.push(`  search: ${await searchProbe(alive, aliasFor('news'))}`);
+        states.push(`  server: ${await serverGauges(engine.url)}`);
       }
     })();
     await new Promise((r) => setTimeout(r, 12_000));
     stop = true;
     await load;
+    loaded = true;
     await watch;
     latencies.sort((a, b) => a - b);
     const at = (p: number) => (latencies[Math.floor(p * (latencies.length - 1))] ?? 0).toFixed(0);
@@ -345,6 +363,7 @@ describe.skipIf(why !== undefined)('engine backend: OpenSearch, three nodes', ()
       process.stderr.write(
         `cluster after the kill:\n${states.join('\n')}\nnow: ${await clusterState(alive, `${aliasFor('news')}*`)}\n`,
       );
+      process.stderr.write(`server log (tail):\n${engine.stderr().slice(-4000)}\n`);
       for (const [i, n] of cluster.nodes.entries()) {
         if (i !== victim) process.stderr.write(`${n.name} log:\n${cluster.events(i)}\n`);
       }

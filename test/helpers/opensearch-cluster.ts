@@ -249,7 +249,7 @@ export async function clusterState(urls: readonly string[], index: string): Prom
       const manager = await get(u, '/_cat/cluster_manager?h=node');
       const shards = await get(u, `/_cat/shards/${index}?h=shard,prirep,state,node,unassigned.reason`);
       const unassigned = /UNASSIGNED/.test(shards)
-        ? ` first unassigned: ${(await get(u, '/_cluster/allocation/explain')).slice(0, 1500)}`
+        ? ` first unassigned: ${(await get(u, '/_cluster/allocation/explain')).slice(0, 400)}`
         : '';
       return `${u}: ${counts} manager=${manager || '(none)'} shards: ${shards}${unassigned}`;
     } catch (err) {
@@ -257,6 +257,31 @@ export async function clusterState(urls: readonly string[], index: string): Prom
     }
   }
   return `no node answers (${seen.join('; ')})`;
+}
+
+/** One search of `index` on each node, as the server sends it (no partial results): status, time and shards. */
+export async function searchProbe(urls: readonly string[], index: string): Promise<string> {
+  const out: string[] = [];
+  for (const u of urls) {
+    const t0 = Date.now();
+    try {
+      const r = await fetch(
+        `${u}/${index}/_search?allow_partial_search_results=false&search_type=dfs_query_then_fetch`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ size: 1, _source: false, query: { match: { contents: 'the news' } } }),
+          signal: AbortSignal.timeout(5000),
+        },
+      );
+      const body = (await r.json()) as { _shards?: unknown; error?: { type?: string; reason?: string } };
+      const said = body.error ? `${body.error.type}: ${body.error.reason}` : JSON.stringify(body._shards);
+      out.push(`${u} ${r.status} in ${Date.now() - t0} ms ${said.slice(0, 300)}`);
+    } catch (err) {
+      out.push(`${u} ${(err as Error).message} after ${Date.now() - t0} ms`);
+    }
+  }
+  return out.join('; ');
 }
 
 /** The index in `cluster.nodes` of the elected cluster manager (the worst node to lose). */

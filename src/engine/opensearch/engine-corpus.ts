@@ -6,6 +6,7 @@ import type { EngineArms, EngineCorpus, EngineQuery } from '../../search/served-
 import type { SearchMode } from '../../search/types.js';
 import type { ChunkRecord, Facets } from '../../store/chunk-store.js';
 import { NO_FACETS } from '../../store/facets.js';
+import { silentLogger, type Logger } from '../../util/log.js';
 import type { EngineClient } from './client.js';
 import {
   aliasFor,
@@ -32,6 +33,22 @@ import {
  */
 export const SHARD_RETRY_MS = 60_000;
 const SHARD_BACKOFF_MAX_MS = 5000;
+/** Failed-shard answers are logged at most once in this many ms (with how many there were). */
+const SHARD_NOTICE_MS = 5000;
+
+/** `say(count, last)` at most once per `ms`: how many events there were since, and the last one's reason. */
+function everyFewSeconds(ms: number, say: (count: number, last: string) => void): (reason: string) => void {
+  let count = 0;
+  let at = -Infinity;
+  return (reason) => {
+    count++;
+    const now = Date.now();
+    if (now - at < ms) return;
+    say(count, reason);
+    count = 0;
+    at = now;
+  };
+}
 /** /ready's probe of the engine: one request, answered within this, reused for a second. */
 const PROBE_TIMEOUT_MS = 2000;
 const PROBE_CACHE_MS = 1000;
@@ -83,9 +100,10 @@ export async function openEngineCorpus(
   name: string,
   efSearch: number | undefined,
   shardRetryMs = SHARD_RETRY_MS,
+  log: Logger = silentLogger,
 ): Promise<EngineCorpus> {
   try {
-    return await open(client, name, efSearch, shardRetryMs);
+    return await open(client, name, efSearch, shardRetryMs, log);
   } catch (err) {
     await client.close();
     throw err;
@@ -97,6 +115,7 @@ async function open(
   name: string,
   efSearch: number | undefined,
   shardRetryMs: number,
+  log: Logger,
 ): Promise<EngineCorpus> {
   const entry = await readCatalogue(client, name);
   if (!entry) {
@@ -150,6 +169,12 @@ async function open(
   const facets = await readFacets(client, alias);
   const modes: SearchMode[] = manifest.dense ? ['hybrid', 'dense', 'bm25'] : ['bm25'];
   const ef = efSearch ?? manifest.dense?.ann?.expansion_search ?? 100;
+  // what a failover looks like from here, at most once every few seconds: a retry storm is one line
+  const retried = everyFewSeconds(SHARD_NOTICE_MS, (count, reason) =>
+    log.warn(
+      `${name} on ${client.location}: ${count} answer(s) with failed shards (${reason}); each is retried until its deadline`,
+    ),
+  );
   return {
     kind: 'engine',
     name,
@@ -157,7 +182,7 @@ async function open(
     modes,
     location: client.location,
     facets: () => facets,
-    searchArms: (q) => searchArms(client, alias, q, ef, shardRetryMs),
+    searchArms: (q) => searchArms(client, alias, q, ef, shardRetryMs, retried),
     unreachable: probeEvery(PROBE_CACHE_MS, async () => {
       try {
         await client.request({ method: 'HEAD', path: `/${alias}`, probeMs: PROBE_TIMEOUT_MS });
@@ -216,6 +241,7 @@ async function searchArms(
   q: EngineQuery,
   efSearch: number,
   retryMs: number,
+  retried: (reason: string) => void,
 ): Promise<EngineArms> {
   const filter = filterClauses(q.filter);
   const bodies: Array<Record<string, unknown>> = [];
@@ -257,6 +283,7 @@ async function searchArms(
     });
     const failed = body.responses.find((r) => r.error || (r._shards?.failed ?? 0) > 0);
     if (failed) {
+      retried(shardFailure(failed));
       const cap = Math.min(50 * 2 ** attempt, SHARD_BACKOFF_MAX_MS);
       const wait = cap / 2 + Math.random() * (cap / 2); // jitter: retries of many clients spread out
       if (Date.now() - started + wait <= retryMs) {
