@@ -5,8 +5,8 @@ import {
   clusterHealth,
   clusterState,
   clusterUnavailable,
-  searchProbe,
   managerIndex,
+  searchProbe,
   startCluster,
   type Cluster,
 } from '../helpers/opensearch-cluster.js';

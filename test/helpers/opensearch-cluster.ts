@@ -170,9 +170,9 @@ export async function startCluster(o: { nodes: number; heapMb?: number; basePort
       await waitForHealth(nodes[0]?.url as string, o.nodes, root);
     },
     events: (i, max = 20) => {
-      const log = join(root, names[i] as string, 'logs/rmcp-test.log');
-      if (!existsSync(log)) return '(no log)';
-      return readFileSync(log, 'utf8')
+      const log = nodeLog(root, names[i] as string);
+      if (log === undefined) return '(no log)';
+      return log
         .split('\n')
         .filter(
           (l) => /^\[[^\]]+\]\[(WARN|ERROR)|node-left|elected-as/.test(l) && !/Falling back to single shard/.test(l),
@@ -211,10 +211,14 @@ async function waitForHealth(url: string, nodes: number, root: string): Promise<
     }
     await sleep(1000);
   }
-  const logs = existsSync(join(root, 'n1/logs/rmcp-test.log'))
-    ? readFileSync(join(root, 'n1/logs/rmcp-test.log'), 'utf8').slice(-3000)
-    : '(no log)';
+  const logs = nodeLog(root, 'n1')?.slice(-3000) ?? '(no log)';
   throw new Error(`OpenSearch cluster did not turn green: ${last}\n${logs}`);
+}
+
+/** Node `name`'s log (cluster.name rmcp-test), or undefined before it wrote one. */
+function nodeLog(root: string, name: string): string | undefined {
+  const log = join(root, name, 'logs/rmcp-test.log');
+  return existsSync(log) ? readFileSync(log, 'utf8') : undefined;
 }
 
 /** Cluster health (status and node count) from any node that answers. */
