@@ -1,5 +1,5 @@
-import { readFileSync, statSync } from 'node:fs';
 import { RetrieverError } from '../errors.js';
+import { fileProblem, readRegularFile } from '../util/regular-file.js';
 
 /** The largest tokenizer.json read (bert-base's is 0.7 MB; multilingual ones reach ~20 MB). */
 export const MAX_TOKENIZER_BYTES = 64 * 2 ** 20;
@@ -7,19 +7,13 @@ export const MAX_TOKENIZER_BYTES = 64 * 2 ** 20;
 export const MAX_CONFIG_BYTES = 4 * 2 ** 20;
 
 /**
- * A model directory's text file, read only when it is a regular file of a
- * sane size: `tokenizer.json` pointing at /dev/zero read until memory ran
- * out and aborted the process, and a directory in a file's place gave a bare
- * EISDIR. Either is a one-line MODEL error naming the path.
+ * A model directory's JSON file, read only when it is a regular file of a
+ * sane size (util/regular-file.ts: `tokenizer.json` pointing at /dev/zero was
+ * read until memory ran out; a directory in its place gave a bare EISDIR),
+ * and parsed: each failure is a one-line MODEL error naming the path.
  */
-function readModelFile(path: string, maxBytes: number): string {
-  checkModelFile(path, maxBytes);
-  return readFileSync(path, 'utf8');
-}
-
-/** `readModelFile` parsed as JSON: a file that does not parse is a MODEL error naming it, as is any read error. */
 export function readModelJson(path: string, maxBytes: number): unknown {
-  const text = readModelFile(path, maxBytes);
+  const text = readRegularFile(path, { maxBytes }, (problem) => modelFileError(path, problem)).toString('utf8');
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
@@ -29,22 +23,11 @@ export function readModelJson(path: string, maxBytes: number): unknown {
 
 /** Throws unless `path` is a regular file of at most `maxBytes` (Infinity: any size). */
 export function checkModelFile(path: string, maxBytes = Infinity): void {
-  let st;
-  try {
-    st = statSync(path);
-  } catch (err) {
-    throw new RetrieverError('MODEL', `cannot read ${path}: ${(err as Error).message}`, { cause: err });
-  }
-  if (!st.isFile()) {
-    throw new RetrieverError(
-      'MODEL',
-      `${path} is ${st.isDirectory() ? 'a directory' : 'not a regular file'}: a model directory holds the file itself there`,
-    );
-  }
-  if (st.size > maxBytes) {
-    throw new RetrieverError(
-      'MODEL',
-      `${path} is ${st.size} bytes, more than a model's file of this kind can be (${maxBytes})`,
-    );
-  }
+  const problem = fileProblem(path, maxBytes === Infinity ? {} : { maxBytes });
+  if (problem) throw modelFileError(path, problem);
+}
+
+function modelFileError(path: string, problem: string): RetrieverError {
+  const fix = problem.includes('regular file') ? ': a model directory holds the file itself there' : '';
+  return new RetrieverError('MODEL', `${path} ${problem}${fix}`);
 }

@@ -1,9 +1,18 @@
 import type { EncoderSource, CorpusFormat } from '../core/contracts.js';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { RetrieverError } from '../errors.js';
+import { describeValue, RetrieverError } from '../errors.js';
+import { fileProblem, readRegularFile } from '../util/regular-file.js';
 import { INDEX_FORMAT_VERSION, READABLE_INDEX_FORMATS } from '../version.js';
 import { INDEX_FILES } from './layout.js';
+
+/** The largest manifest.json read: a few KB, plus a 16-digit hash per 64 MiB block of each file (≈ 20 KB at wiki-18). */
+export const MAX_MANIFEST_BYTES = 16 * 2 ** 20;
+
+/** The files a manifest may list: an index's own, each in its directory (never `../x`). */
+const INDEX_FILE_NAMES: ReadonlySet<string> = new Set(
+  Object.values(INDEX_FILES).filter((f) => f !== INDEX_FILES.manifest),
+);
 
 export interface FileRecord {
   bytes: number;
@@ -87,9 +96,14 @@ export function readManifest(dir: string, fixHint: string): Manifest {
   if (!existsSync(path)) {
     throw new RetrieverError('INDEX_MISSING', `no index at ${dir} (missing ${INDEX_FILES.manifest}): ${fixHint}`);
   }
+  const bytes = readRegularFile(
+    path,
+    { within: dir, maxBytes: MAX_MANIFEST_BYTES },
+    (problem) => new RetrieverError('INDEX_CORRUPT', `${path} ${problem}: ${fixHint}`),
+  );
   let m: Manifest;
   try {
-    m = JSON.parse(readFileSync(path, 'utf8')) as Manifest;
+    m = JSON.parse(bytes.toString('utf8')) as Manifest;
   } catch (err) {
     throw new RetrieverError('INDEX_CORRUPT', `${path} is not valid JSON: ${fixHint}`, { cause: err });
   }
@@ -108,9 +122,16 @@ export function readManifest(dir: string, fixHint: string): Manifest {
     );
   }
   for (const [name, rec] of Object.entries(m.files ?? {})) {
+    if (!INDEX_FILE_NAMES.has(name)) {
+      throw new RetrieverError(
+        'INDEX_CORRUPT',
+        `${path} lists a file ${describeValue(name)}, which is none of an index's own (${[...INDEX_FILE_NAMES].join(', ')}): ${hint}`,
+      );
+    }
     const file = join(dir, name);
-    if (!existsSync(file)) {
-      throw new RetrieverError('INDEX_CORRUPT', `${file} is missing (listed in the manifest): ${hint}`);
+    const problem = fileProblem(file, { within: dir });
+    if (problem) {
+      throw new RetrieverError('INDEX_CORRUPT', `${file} ${problem} (listed in the manifest): ${hint}`);
     }
     const size = statSync(file).size;
     if (size !== rec.bytes) {

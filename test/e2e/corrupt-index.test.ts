@@ -1,10 +1,11 @@
-import { readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { copyFileSync, readFileSync, rmSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDEX_FILES } from '../../src/index/layout.js';
 import { copyIndex, writeJsonl } from '../helpers/build.js';
-import { tinyBuildArgs } from '../helpers/encoder.js';
 import { runBin } from '../helpers/mcp.js';
+import { tinyBuildArgs } from '../helpers/encoder.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
 
 const tmp = makeTempDir();
@@ -29,8 +30,20 @@ function copy(): { indexDir: string; dir: string } {
   return copyIndex(good, 'c', join(tmp.dir, `bad${n++}`));
 }
 
+/** The server over stdio with stdin closed; a start-up that hangs (a FIFO read) is killed after 30 s. */
 function serve(indexDir: string) {
-  return runBin(BIN.server, ['--corpus', 'c', '--index-dir', indexDir]);
+  const r = spawnSync(process.execPath, [BIN.server, '--corpus', 'c', '--index-dir', indexDir], {
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+/** Puts `make(path)` in place of index file `name`. */
+function replace(dir: string, name: string, make: (path: string) => void): void {
+  const path = join(dir, name);
+  rmSync(path);
+  make(path);
 }
 
 function flip(path: string, at: number): void {
@@ -96,6 +109,44 @@ const CASES: Array<[string, (dir: string) => void, RegExp]> = [
     /holds 300 chunks but the manifest says 299/,
   ],
   ['a missing file', (d) => truncateSync(join(d, INDEX_FILES.norms), 0), /bm25\.norms is 0 bytes/],
+  // every file an index names is opened as a regular file inside the index directory (issue 47, item 8)
+  [
+    'manifest a symlink to /dev/zero (read to 16.8 GB, then std::bad_alloc)',
+    (d) => replace(d, INDEX_FILES.manifest, (p) => symlinkSync('/dev/zero', p)),
+    /manifest\.json resolves to \/dev\/zero, outside .*|manifest\.json is a character device, not a regular file/,
+  ],
+  [
+    'manifest a FIFO (start-up hung forever)',
+    (d) => replace(d, INDEX_FILES.manifest, (p) => execFileSync('mkfifo', [p])),
+    /manifest\.json is a FIFO \(named pipe\), not a regular file/,
+  ],
+  [
+    'a 20 MB manifest (read whole)',
+    (d) =>
+      writeFileSync(
+        join(d, INDEX_FILES.manifest),
+        `${readFileSync(join(d, INDEX_FILES.manifest), 'utf8')}${' '.repeat(20 * 2 ** 20)}`,
+      ),
+    /manifest\.json is \d+ bytes, more than such a file can be \(16777216\)/,
+  ],
+  [
+    'a manifest naming a file out of the directory',
+    (d) =>
+      editManifest(d, (m) => {
+        (m['files'] as Record<string, unknown>)['../../../etc/passwd'] = { bytes: 1, sha256: '0'.repeat(64) };
+      }),
+    /lists a file "\.\.\/\.\.\/\.\.\/etc\/passwd", which is none of an index's own/,
+  ],
+  [
+    'an index file a symlink out of the directory',
+    (d) =>
+      replace(d, INDEX_FILES.norms, (p) => {
+        const outside = join(tmp.dir, `norms-elsewhere-${n}`);
+        copyFileSync(join(good, 'c', INDEX_FILES.norms), outside);
+        symlinkSync(outside, p);
+      }),
+    /bm25\.norms resolves to .*norms-elsewhere-\d+, outside .* \(listed in the manifest\)/,
+  ],
 ];
 
 describe.skipIf(!HAS_SHARED)('startup refuses damaged or mismatched indexes', () => {
