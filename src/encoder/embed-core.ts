@@ -46,7 +46,7 @@ export class EmbedCore {
   ) {}
 
   static async open(files: ModelFiles, opts: EmbedCoreOptions): Promise<EmbedCore> {
-    const tokenizer = WordPieceTokenizer.fromFile(files.tokenizer);
+    const tokenizer = WordPieceTokenizer.fromFile(files.tokenizer, files.vocabSize);
     const { session, graph } = await openFastSession(
       files,
       { device: opts.device, threads: opts.threads },

@@ -16,6 +16,8 @@ export interface ModelFiles {
   config: string;
   hiddenSize: number;
   maxPositions: number;
+  /** `vocab_size` from config.json, when it says: the rows of the embedding table every token id indexes. */
+  vocabSize?: number;
   /** `num_attention_heads` from config.json, when it says (fusing attention needs it). */
   numHeads?: number;
   /** What the model's own sentence-transformers files say; absent when it has none. */
@@ -80,8 +82,12 @@ export function resolveModelDir(dir: string, variant: string): ModelFiles {
   }
   checkModelFile(need.onnx);
   checkModelFile(need.tokenizer, MAX_TOKENIZER_BYTES);
-  const config: { hidden_size?: unknown; max_position_embeddings?: unknown; num_attention_heads?: unknown } =
-    readJson(need.config) ?? {};
+  const config: {
+    hidden_size?: unknown;
+    max_position_embeddings?: unknown;
+    num_attention_heads?: unknown;
+    vocab_size?: unknown;
+  } = readJson(need.config) ?? {};
   const hiddenSize = positiveInt(config.hidden_size, need.config, 'hidden_size', 65_536);
   const maxPositions =
     config.max_position_embeddings === undefined
@@ -96,6 +102,9 @@ export function resolveModelDir(dir: string, variant: string): ModelFiles {
     ...(config.num_attention_heads === undefined
       ? {}
       : { numHeads: positiveInt(config.num_attention_heads, need.config, 'num_attention_heads', 4096) }),
+    ...(config.vocab_size === undefined
+      ? {}
+      : { vocabSize: positiveInt(config.vocab_size, need.config, 'vocab_size', 1 << 24) }),
     ...(existsSync(join(dir, 'modules.json')) ? { sentenceTransformers: readSentenceTransformers(dir) } : {}),
   };
 }

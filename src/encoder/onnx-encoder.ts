@@ -68,7 +68,7 @@ export class OnnxEncoder implements Encoder {
       maxLength: opts.maxLength,
     };
     this.id = encoderId(this.settings);
-    const tokenizer = WordPieceTokenizer.fromFile(opts.files.tokenizer);
+    const tokenizer = WordPieceTokenizer.fromFile(opts.files.tokenizer, opts.files.vocabSize);
     this.tokenCounter = {
       id: `wordpiece:${opts.model}`,
       words: (text) => tokenizer.wordSpans(text),

@@ -1,4 +1,4 @@
-import { RetrieverError } from '../errors.js';
+import { describeValue, RetrieverError } from '../errors.js';
 import { MAX_TOKENIZER_BYTES, readModelJson } from './read-model-file.js';
 import {
   forEachBertWord,
@@ -77,8 +77,12 @@ export class WordPieceTokenizer {
     this.maxPieceChars = longest;
   }
 
-  /** Loads tokenizer.json; only BERT WordPiece tokenizers (e5, BGE, MiniLM…) are supported. */
-  static fromFile(path: string): WordPieceTokenizer {
+  /**
+   * Loads tokenizer.json; only BERT WordPiece tokenizers (e5, BGE, MiniLM…) are
+   * supported. `vocabSize` (config.json's) bounds the ids: each indexes a row of
+   * the model's embedding table.
+   */
+  static fromFile(path: string, vocabSize?: number): WordPieceTokenizer {
     const json = readModelJson(path, MAX_TOKENIZER_BYTES) as TokenizerJson;
     if (typeof json !== 'object' || json === null || Array.isArray(json)) {
       throw new RetrieverError(
@@ -107,6 +111,7 @@ export class WordPieceTokenizer {
       );
     }
     const vocab = new Map(Object.entries(model.vocab));
+    checkVocabIds(path, vocab, vocabSize);
     const lowercase = norm.lowercase ?? true;
     const special = (t: string): number => {
       const id = vocab.get(t);
@@ -289,4 +294,23 @@ function stripMarks(s: string): string {
   let out = '';
   for (const ch of s) if (!RE_MN.test(ch)) out += ch;
   return out;
+}
+
+/**
+ * Every token id must be an integer row of the model's embedding table: an id
+ * of 1e9 made each query holding that token fail inside ONNX Runtime ("Gather
+ * … out of bounds"), -7 wrapped round silently (wrong vectors), 3.5 and "x"
+ * failed as BigInts with no file named.
+ */
+function checkVocabIds(path: string, vocab: ReadonlyMap<string, unknown>, vocabSize: number | undefined): void {
+  const max = (vocabSize ?? 2 ** 31) - 1;
+  for (const [token, id] of vocab) {
+    if (typeof id === 'number' && Number.isInteger(id) && id >= 0 && id <= max) continue;
+    const size = vocabSize === undefined ? '' : ` (config.json: vocab_size ${vocabSize})`;
+    throw new RetrieverError(
+      'MODEL',
+      `${path}: token ${describeValue(token)} has id ${describeValue(id)}, but ids must be integers from 0 to ${max}${size}: ` +
+        'the tokenizer does not belong to this model, or the file is damaged; re-download the model',
+    );
+  }
 }

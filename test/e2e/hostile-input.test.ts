@@ -111,7 +111,7 @@ describe.skipIf(!HAS_SHARED)('model directories that are not what they claim', (
         rmSync(join(d, 'tokenizer.json'));
         symlinkSync('/dev/zero', join(d, 'tokenizer.json'));
       },
-      /tokenizer\.json is not a regular file/,
+      /tokenizer\.json is a character device, not a regular file/,
     ],
     [
       'onnx/model.onnx a directory',
@@ -134,11 +134,32 @@ describe.skipIf(!HAS_SHARED)('model directories that are not what they claim', (
       (d: string) => writeFileSync(join(d, 'config.json'), '{"hidden_size": -32}'),
       /"hidden_size" must be an integer from 1/,
     ],
+    // issue 47, item 9: 1e9 failed every query holding the token inside ONNX Runtime, -7 wrapped
+    // round into wrong vectors, 3.5 and "x" failed as BigInts with no file named
+    ...([1e9, -7, 3.5, 'x'] as const).map((id): [string, (d: string) => void, RegExp] => [
+      `a vocabulary id of ${JSON.stringify(id)}`,
+      (d) => setVocabId(d, 'alpha', id),
+      new RegExp(
+        `tokenizer\\.json: token "alpha" has id ${typeof id === 'string' ? '"x"' : String(id).replace('.', '\\.')}, ` +
+          'but ids must be integers from 0 to 30521 \\(config\\.json: vocab_size 30522\\)',
+      ),
+    ]),
   ])('%s: one MODEL error naming the file, exit 1', async (_label, edit, message) => {
     const r = await buildWith(model(edit));
     expect(r.status).toBe(1);
     expect(r.stderr.trim().split('\n').at(-1)).toMatch(message);
     expect(r.stderr).not.toMatch(/TypeError|EISDIR|Aborted|heap out of memory/);
+  });
+
+  it('a server refuses a tokenizer whose ids the model cannot hold, before its first query', async () => {
+    const indexDir = dir();
+    expect((await buildWith(TINY_MODEL, indexDir)).status).toBe(0);
+    const r = await runBinAsync(BIN.server, [
+      ...['--corpus', 'c', '--index-dir', indexDir],
+      ...['--model-path', model((d) => setVocabId(d, 'alpha', 1e9))],
+    ]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/token "alpha" has id 1000000000/);
   });
 
   it('an index refuses the same ONNX file with another tokenizer.json (ids swapped)', async () => {
@@ -155,3 +176,11 @@ describe.skipIf(!HAS_SHARED)('model directories that are not what they claim', (
     expect(r.stderr).toMatch(/tokenizer\.json sha256 .* vs /);
   });
 });
+
+/** Sets one token's id in a model directory's tokenizer.json. */
+function setVocabId(modelDir: string, token: string, id: unknown): void {
+  const path = join(modelDir, 'tokenizer.json');
+  const tok = JSON.parse(readFileSync(path, 'utf8'));
+  (tok.model.vocab as Record<string, unknown>)[token] = id;
+  writeFileSync(path, JSON.stringify(tok));
+}
