@@ -125,6 +125,14 @@ export function resultCacheBudgetMb(heapLimitMb: number, flag: number | undefine
   return flag ?? Math.min(DEFAULTS.resultCacheMb, Math.floor(heapLimitMb / 4));
 }
 
+/**
+ * Memory the answers in flight may hold between them, MiB (`--max-answer-mb`): by default a
+ * quarter of the heap, beside the result cache's quarter, leaving half to everything else.
+ */
+export function answerBudgetMb(heapLimitMb: number, flag: number | undefined): number {
+  return flag ?? Math.max(16, Math.floor(heapLimitMb / 4));
+}
+
 /** The largest --cache-mb a heap of `heapLimitMb` takes: half of it, leaving the rest to requests. */
 export function maxResultCacheMb(heapLimitMb: number): number {
   return Math.floor(heapLimitMb / 2);

@@ -12,6 +12,7 @@
 import type { AddressInfo } from 'node:net';
 import { RetrieverSlot } from '../../src/server/mcp/retriever-slot.js';
 import type { QueryEncoder } from '../../src/core/contracts.js';
+import { AnswerBudget } from '../../src/server/admission.js';
 import { createHttpApp } from '../../src/server/transports/http/http-app.js';
 import { createServerMetrics } from '../../src/server/server-metrics.js';
 import { silentLogger } from '../../src/util/log.js';
@@ -61,6 +62,7 @@ const app = createHttpApp({
     connections: { maxConnections: 4096, headersTimeoutMs: 10_000 },
   },
   admission: { maxInFlight: 1024, deadlineMs: 30_000 },
+  answers: new AnswerBudget(64 * 2 ** 20),
   mcp: { stateless: true, sessionTtlMs: 60_000, maxSessions: 10 },
   maxBatchQueries: 256,
   metrics: createServerMetrics(),

@@ -5,7 +5,7 @@ import { describeError, isRetrieverError, RetrieverError } from '../errors.js';
 import { INDEX_FILES } from '../index/layout.js';
 import { getPreset } from '../presets/presets.js';
 import type { Retriever } from '../search/retriever.js';
-import { Admission, type AdmissionOptions } from '../server/admission.js';
+import { Admission, AnswerBudget, type AdmissionOptions } from '../server/admission.js';
 import { RetrieverSlot } from '../server/mcp/retriever-slot.js';
 import { createServerMetrics, type ServerMetrics } from '../server/server-metrics.js';
 import { watchProgress } from '../util/progress.js';
@@ -22,6 +22,8 @@ export interface ServeConfig extends RetrieverSetup {
   /** End search results with a `resource_link` per hit (`--resource-links`). */
   resourceLinks: boolean;
   transport: 'stdio' | 'http';
+  /** Memory the answers in flight may hold between them, bytes (`--max-answer-mb`). */
+  answerBudgetBytes: number;
   http: {
     host: string;
     port: number;
@@ -92,7 +94,7 @@ export async function serve(cfg: ServeConfig): Promise<void> {
       { maxBatchQueries: cfg.maxBatchQueries, resourceLinks: cfg.resourceLinks },
       (work) => admission.run(work),
       cfg.log,
-      maxPending,
+      { maxPending, answers: new AnswerBudget(cfg.answerBudgetBytes) },
       async (why) => {
         stopBuilding(why);
         await opening;
@@ -106,6 +108,7 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     port: cfg.http.port,
     http: cfg.http.options,
     admission: cfg.http.admission,
+    answers: new AnswerBudget(cfg.answerBudgetBytes),
     mcp: cfg.http.mcp,
     maxBatchQueries: cfg.maxBatchQueries,
     resourceLinks: cfg.resourceLinks,

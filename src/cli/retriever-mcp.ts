@@ -1,6 +1,6 @@
 import type { Argv, CommandModule } from 'yargs';
 import { getHeapStatistics } from 'node:v8';
-import { DEFAULTS, maxResultCacheMb, readEnv, resultCacheBudgetMb } from '../config.js';
+import { answerBudgetMb, DEFAULTS, maxResultCacheMb, readEnv, resultCacheBudgetMb } from '../config.js';
 import { RetrieverError } from '../errors.js';
 import { getPreset } from '../presets/presets.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
@@ -93,6 +93,11 @@ export const SERVE_OPTIONS = {
     type: 'number',
     describe: `heap the cached results may hold, MiB (0 = off; default: a quarter of the process's heap limit, at most ${DEFAULTS.resultCacheMb})`,
   },
+  'max-answer-mb': {
+    type: 'number',
+    describe:
+      "memory the answers in flight may hold between them, MiB; a search whose answer would pass it waits (stdio) or gets 503 + Retry-After (default: a quarter of the process's heap limit)",
+  },
   'deadline-ms': { type: 'number', default: DEFAULTS.deadlineMs, describe: 'per-request deadline' },
   'max-inflight': {
     type: 'number',
@@ -182,6 +187,7 @@ export function serveCommand(argv: string[]): CommandModule {
         maxBatchQueries: DEFAULTS.maxBatchQueries,
         resourceLinks: args['resource-links'],
         transport: args.transport,
+        answerBudgetBytes: answerBudgetMb(heapLimitMb(), args['max-answer-mb']) * 2 ** 20,
         http: httpConfig(args, log),
         ensureCorpus: args.build ? firstRunBuilder(args, log) : undefined,
       });
@@ -265,6 +271,7 @@ function checkFlags(args: ServeArgs): void {
       );
     }
   }
+  if (args['max-answer-mb'] !== undefined) checkInt('--max-answer-mb', args['max-answer-mb'], 1, 1 << 20);
   checkInt('--max-sessions', args['max-sessions'], 0, 1_000_000);
   checkInt('--session-ttl-s', args['session-ttl-s'], 1, 7 * 24 * 3600);
   checkInt('--max-connections', args['max-connections'], 1, 1_000_000);

@@ -63,3 +63,47 @@ export class Admission {
     return new Promise((resolve) => this.idle.push(resolve));
   }
 }
+
+/** Bytes an admitted answer holds until it has left the process. */
+export interface Lease {
+  readonly bytes: number;
+  /** Gives the bytes back; a second call does nothing. */
+  release(): void;
+}
+
+/**
+ * Admission by memory: the answers in flight, from the search that makes
+ * them until their last byte is handed to the socket or pipe, hold at most
+ * `limitBytes` between them. Counting requests let eight 256-query, top-100
+ * answers (12 MB of JSON each, several times that as objects) exhaust a
+ * 256 MB heap; an estimate made before the work starts is enough to refuse
+ * the ninth. One answer is always admitted when none is in flight, so a
+ * request larger than the budget still runs alone rather than never.
+ */
+export class AnswerBudget {
+  private held = 0;
+  private leases = 0;
+
+  constructor(readonly limitBytes: number) {}
+
+  get heldBytes(): number {
+    return this.held;
+  }
+
+  /** A lease of `bytes`, or undefined when the answers in flight leave no room for it now. */
+  tryReserve(bytes: number): Lease | undefined {
+    if (this.leases > 0 && this.held + bytes > this.limitBytes) return undefined;
+    this.held += bytes;
+    this.leases++;
+    let released = false;
+    return {
+      bytes,
+      release: () => {
+        if (released) return;
+        released = true;
+        this.held -= bytes;
+        this.leases--;
+      },
+    };
+  }
+}

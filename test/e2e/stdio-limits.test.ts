@@ -140,7 +140,7 @@ describe('stdio transport limits', () => {
         code: -32600,
         message: expect.stringMatching(/"params" must be an object/),
       });
-      await s.waitFor((l) => l.some((m) => m['id'] === null && /empty batch/.test(JSON.stringify(m))));
+      await s.waitFor((l) => l.some((m) => m['id'] === null && /empty JSON-RPC batch/.test(JSON.stringify(m))));
       expect(s.lines.filter((m) => (m['error'] as { code?: number } | undefined)?.code === -32700)).toEqual([]);
       expect(s.child.exitCode).toBeNull();
     } finally {

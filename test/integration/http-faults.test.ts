@@ -8,6 +8,7 @@ import { openDenseArm } from '../../src/index/dense/dense-arm.js';
 import { openCorpus, type OpenCorpus } from '../../src/search/open-corpus.js';
 import { Retriever } from '../../src/search/retriever.js';
 import type { QueryEncoder } from '../../src/core/contracts.js';
+import { AnswerBudget } from '../../src/server/admission.js';
 import { createHttpApp } from '../../src/server/transports/http/http-app.js';
 import { createServerMetrics } from '../../src/server/server-metrics.js';
 import { silentLogger } from '../../src/util/log.js';
@@ -77,6 +78,7 @@ beforeAll(async () => {
       connections: { maxConnections: 4096, headersTimeoutMs: 10_000 },
     },
     admission: { maxInFlight: 3, deadlineMs: 300 },
+    answers: new AnswerBudget(64 * 2 ** 20),
     mcp: { stateless: false, sessionTtlMs: 60_000, maxSessions: 100 },
     maxBatchQueries: 256,
     metrics,

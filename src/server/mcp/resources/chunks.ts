@@ -1,6 +1,11 @@
-import { ResourceNotFoundError, ResourceTemplate } from '@modelcontextprotocol/server';
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  ResourceTemplate,
+} from '@modelcontextprotocol/server';
 import type { ResourceLink } from '@modelcontextprotocol/server';
-import { isRetrieverError } from '../../../errors.js';
+import { describeValue, isRetrieverError } from '../../../errors.js';
 import { fetchChunks } from '../../../search/fetch.js';
 import { formatChunk } from '../format.js';
 import type { ToolContext } from '../tool-context.js';
@@ -38,8 +43,8 @@ export function registerChunkResource(ctx: ToolContext): void {
       cacheHint: { ttlMs: 3_600_000, cacheScope: 'private' },
     },
     async (uri, variables) => {
-      const corpus = decodeURIComponent(String(variables['corpus']));
-      const id = decodeURIComponent(String(variables['id']));
+      const corpus = decodePart(String(variables['corpus']), 'corpus');
+      const id = decodePart(String(variables['id']), 'id');
       let chunks;
       try {
         ({ chunks } = await fetchChunks(ctx.slot.get(), { id, corpus }));
@@ -49,8 +54,21 @@ export function registerChunkResource(ctx: ToolContext): void {
         throw err;
       }
       const chunk = chunks[0];
-      if (!chunk) throw new ResourceNotFoundError(uri.href, `no passage ${id} in corpus ${corpus}`);
+      if (!chunk)
+        throw new ResourceNotFoundError(uri.href, `no passage ${describeValue(id)} in corpus ${describeValue(corpus)}`);
       return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: formatChunk(chunk) }] };
     },
   );
+}
+
+/** A URI part, percent-decoded; bad percent-encoding (`%ZZ`) is the client's invalid params, not a server fault. */
+function decodePart(part: string, name: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      `Invalid params: the ${name} in the uri is not valid percent-encoding (${describeValue(part)}): encode it with encodeURIComponent`,
+    );
+  }
 }

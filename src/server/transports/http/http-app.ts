@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import type { Retriever } from '../../../search/retriever.js';
 import type { Logger } from '../../../util/log.js';
-import { Admission, type AdmissionOptions } from '../../admission.js';
+import { Admission, type AdmissionOptions, type AnswerBudget } from '../../admission.js';
+import { AnswerSizer } from '../../answer-size.js';
 import { createServer } from '../../mcp/create-server.js';
 import { describeState, type RetrieverSlot } from '../../mcp/retriever-slot.js';
 import type { ConnectionStats } from './connections.js';
@@ -13,6 +14,8 @@ import type { RestContext } from '../../rest/rest.js';
 export interface HttpAppOptions {
   http: HttpOptions;
   admission: AdmissionOptions;
+  /** Memory the answers in flight may hold between them. */
+  answers: AnswerBudget;
   mcp: McpHttpOptions;
   maxBatchQueries: number;
   resourceLinks?: boolean;
@@ -39,6 +42,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
   const admission = new Admission(opts.admission, (n) => opts.metrics.inFlight.set(n));
   const guard = <T>(work: () => Promise<T>): Promise<T> => admission.run(work);
   let retriever: Retriever | undefined;
+  const answers = { budget: opts.answers, sizer: new AnswerSizer(opts.slot) };
   // MCP is up from the start, so a first run's initialize and tools/list are answered during the build
   const mcp = new McpHttp(
     () =>
@@ -50,6 +54,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
       }).server,
     opts.mcp,
     opts.log,
+    answers,
   );
   let rest: RestContext | undefined;
   let draining = false;
@@ -62,6 +67,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
       mcp: () => mcp,
       rest: () => (opts.slot.ready ? rest : undefined),
       admission,
+      answers,
       metrics: opts.metrics,
       log: opts.log,
       draining: () => draining,

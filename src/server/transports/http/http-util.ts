@@ -2,6 +2,7 @@ import { validateHostHeader } from '@modelcontextprotocol/server';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { describeError, RetrieverError, type ErrorCode } from '../../../errors.js';
+import { RPC, rpcError, type RequestId } from '../../mcp/wire-rules.js';
 
 /** Codes only the HTTP layer answers with, beside the product's own ErrorCode. */
 export type HttpCode =
@@ -72,9 +73,12 @@ export function sendError(
   message: string,
   extraHeaders: Record<string, string> = {},
 ): void {
-  const status = statusFor(code);
-  const headers = status === 503 ? { 'retry-after': code === 'NOT_READY' ? '5' : '1', ...extraHeaders } : extraHeaders;
-  sendJson(res, status, { error: { code, message } }, headers);
+  sendJson(res, statusFor(code), { error: { code, message } }, refusalHeaders(code, extraHeaders));
+}
+
+/** A 503 tells the client when to retry: 5 s while loading, 1 s when busy or stopping. */
+function refusalHeaders(code: string, extra: Record<string, string> = {}): Record<string, string> {
+  return statusFor(code) === 503 ? { 'retry-after': code === 'NOT_READY' ? '5' : '1', ...extra } : extra;
 }
 
 /** Maps any thrown value to an error response; unexpected errors are logged, not exposed. */
@@ -92,9 +96,42 @@ export class HttpError extends Error {
   constructor(
     readonly code: string,
     message: string,
+    /** The JSON-RPC code it takes on an MCP route, where the code alone does not say (a parse error). */
+    readonly rpcCode?: number,
   ) {
     super(message);
   }
+}
+
+/** The JSON-RPC code of a refusal on an MCP route, by our code (wire-rules.ts says why none is in -32000..-32019). */
+export function rpcCodeFor(code: string): number {
+  switch (statusFor(code)) {
+    case 503:
+      return RPC.UNAVAILABLE;
+    case 504:
+      return RPC.DEADLINE;
+    case 500:
+    case 502:
+      return RPC.INTERNAL_ERROR;
+    default:
+      return RPC.INVALID_REQUEST;
+  }
+}
+
+/**
+ * A refusal on an MCP route, in JSON-RPC's shape whatever went wrong: an
+ * integer code, the request's id where it could be read (else null), our own
+ * code as `data.reason`, and the HTTP status and Retry-After a REST answer
+ * would have.
+ */
+export function sendRpcRefusal(
+  res: ServerResponse,
+  code: string,
+  message: string,
+  opts: { id?: RequestId | null; rpcCode?: number; headers?: Record<string, string> } = {},
+): void {
+  const answer = rpcError(opts.id ?? null, opts.rpcCode ?? rpcCodeFor(code), message, { reason: code });
+  sendJson(res, statusFor(code), answer, refusalHeaders(code, opts.headers));
 }
 
 /**
@@ -151,12 +188,12 @@ export function parseJsonBody(req: IncomingMessage, body: Buffer): unknown {
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(body);
   } catch {
-    throw new HttpError('BAD_INPUT', 'request body is not valid UTF-8');
+    throw new HttpError('BAD_INPUT', 'request body is not valid UTF-8', RPC.PARSE_ERROR);
   }
   try {
     return JSON.parse(text);
   } catch (err) {
-    throw new HttpError('BAD_INPUT', `malformed JSON: ${(err as Error).message}`);
+    throw new HttpError('BAD_INPUT', `malformed JSON: ${(err as Error).message}`, RPC.PARSE_ERROR);
   }
 }
 
@@ -206,9 +243,4 @@ export function originAllowed(origin: string | undefined, allowed: readonly stri
   } catch {
     return false;
   }
-}
-
-/** A JSON-RPC error answer to a request whose id cannot be known (JSON-RPC 2.0, section 5). */
-export function jsonRpcError(code: number, message: string): unknown {
-  return { jsonrpc: '2.0', error: { code, message }, id: null };
 }

@@ -1,15 +1,22 @@
 import {
   NodeStreamableHTTPServerTransport,
   toNodeHandler,
-  toWebRequest,
   type NodeMcpRequestHandler,
 } from '@modelcontextprotocol/node';
-import { createMcpHandler, isLegacyRequest, type McpHttpHandler, type McpServer } from '@modelcontextprotocol/server';
+import {
+  classifyInboundRequest,
+  createMcpHandler,
+  type McpHttpHandler,
+  type McpServer,
+  type Transport,
+} from '@modelcontextprotocol/server';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../../util/log.js';
+import type { AnswerGate } from '../../answer-size.js';
+import { in2025Codes, readableId, RPC, rpcError, screenMessage } from '../../mcp/wire-rules.js';
 import { openSseSession, postSseMessage } from './sse.js';
-import { jsonRpcError, sendJson } from './http-util.js';
+import { sendJson, sendRpcRefusal } from './http-util.js';
 import { SessionRegistry } from './sessions.js';
 
 export interface McpHttpOptions {
@@ -31,8 +38,10 @@ export interface McpHttpOptions {
  *   application/json (the SDK's own stateless fallback answers in SSE, which
  *   the raw-HTTP clients of RL frameworks do not read);
  * - the legacy HTTP+SSE transport at /sse + /messages.
- * The era is the SDK's decision (`isLegacyRequest`), so it cannot disagree
- * with the handler that serves 2026 requests.
+ * The era is the SDK's decision (`classifyInboundRequest`, the rule its
+ * handler routes by), taken per request and before any session header: a
+ * 2026 request is stateless by the spec, so an `Mcp-Session-Id` it carries,
+ * live or stale, is ignored. Every message is screened first (wire-rules.ts).
  */
 export class McpHttp {
   private readonly sessions: SessionRegistry;
@@ -46,6 +55,7 @@ export class McpHttp {
     private readonly makeServer: () => McpServer,
     private readonly opts: McpHttpOptions,
     private readonly log: Logger,
+    private readonly answers: AnswerGate,
   ) {
     this.sessions = new SessionRegistry({ ttlMs: opts.sessionTtlMs, max: opts.maxSessions }, log);
     this.handler = createMcpHandler(() => makeServer(), {
@@ -60,34 +70,41 @@ export class McpHttp {
   }
 
   async handleMcp(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
+    const id = readableId(body);
     if (this.closed) {
-      sendJson(res, 503, jsonRpcError(-32000, 'the server is shutting down: retry shortly'), { 'retry-after': '1' });
+      sendRpcRefusal(res, 'SHUTTING_DOWN', 'the server is shutting down: retry shortly', { id });
+      return;
+    }
+    const screened = screenMessage(body, { checkVersion: false });
+    if (screened) {
+      sendJson(res, screened.error.code === RPC.INVALID_REQUEST ? 400 : 200, screened);
+      return;
+    }
+    if (!isLegacy(req, body)) {
+      await this.tracked(res, body, () => this.perRequest(req, res, body));
       return;
     }
     const sid = header(req, 'mcp-session-id');
     if (sid !== undefined) {
       const s = this.sessions.use(sid, NodeStreamableHTTPServerTransport);
       if (!s) {
-        sendJson(
-          res,
-          404,
-          jsonRpcError(-32001, `unknown or expired session ${sid.slice(0, 64)}: initialize a new one`),
-        );
+        // the 2025 transport's own answer, which its clients read as "initialize again"
+        const message = `unknown or expired session ${sid.slice(0, 64)}: initialize a new one`;
+        sendJson(res, 404, rpcError(id, RPC.UNKNOWN_SESSION_2025, message));
         return;
       }
       await s.transport.handleRequest(req, res, body);
       return;
     }
-    if (!(await isLegacyRequest(await toWebRequest(req, body), body))) {
-      await this.tracked(res, body, () => this.perRequest(req, res, body));
-      return;
-    }
     if (req.method !== 'POST') {
-      sendJson(
+      sendRpcRefusal(
         res,
-        405,
-        jsonRpcError(-32000, 'stateless MCP supports POST only; initialize a session for GET streams'),
-        { allow: 'POST' },
+        'METHOD_NOT_ALLOWED',
+        'stateless MCP supports POST only; initialize a session for GET streams',
+        {
+          id,
+          headers: { allow: 'POST' },
+        },
       );
       return;
     }
@@ -109,10 +126,9 @@ export class McpHttp {
   /** A 2025-era request without a session: its own server instance, answered as JSON. */
   private async legacyStateless(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const server = this.makeServer();
-    const transport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
+    const transport = answerIn2025Codes(
+      new NodeStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true }),
+    );
     res.once('close', () => {
       void transport.close().catch(() => undefined);
       void server.close().catch(() => undefined);
@@ -126,9 +142,9 @@ export class McpHttp {
     return openSseSession(this.sessions, this.makeServer, res);
   }
 
-  /** POST /messages?sessionId=…: a message of an SSE session. */
+  /** POST /messages?sessionId=…: a message of an SSE session, its answer admitted by size until it is sent. */
   handleSseMessage(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
-    return postSseMessage(this.sessions, req, res, body);
+    return postSseMessage(this.sessions, req, res, body, this.answers);
   }
 
   /** Closes every session; stateless requests in flight are answered with an error, later ones 503. */
@@ -136,12 +152,9 @@ export class McpHttp {
     this.closed = true;
     for (const { res, body } of this.inFlight) {
       if (res.headersSent) continue;
-      const answers = requestIds(body).map((id) => ({
-        jsonrpc: '2.0',
-        id,
-        error: { code: -32000, message: 'the server is shutting down: retry shortly' },
-      }));
-      sendJson(res, 200, Array.isArray(body) ? answers : (answers[0] ?? jsonRpcError(-32000, 'shutting down')));
+      const message = 'the server is shutting down: retry shortly';
+      const answers = requestIds(body).map((id) => rpcError(id, RPC.UNAVAILABLE, message, { reason: 'SHUTTING_DOWN' }));
+      sendJson(res, 200, Array.isArray(body) ? answers : (answers[0] ?? rpcError(null, RPC.UNAVAILABLE, message)));
     }
     this.inFlight.clear();
     await this.sessions.closeAll();
@@ -150,17 +163,43 @@ export class McpHttp {
 
   private async startSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
     const server = this.makeServer();
-    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      enableJsonResponse: true,
-      onsessioninitialized: (id) => this.sessions.add(id, { transport, server, lastUsed: Date.now() }),
-    });
+    const transport: NodeStreamableHTTPServerTransport = answerIn2025Codes(
+      new NodeStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        enableJsonResponse: true,
+        onsessioninitialized: (id) => this.sessions.add(id, { transport, server, lastUsed: Date.now() }),
+      }),
+    );
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.forget(transport.sessionId);
     };
     await server.connect(transport);
     await transport.handleRequest(req, res, body);
   }
+}
+
+/**
+ * Whether a request is of the 2025 era, by the SDK's own classification (what
+ * `isLegacyRequest` decides, without converting the request to a web-standard
+ * one first). A body that is not JSON-RPC, and a GET or DELETE, are 2025's.
+ */
+function isLegacy(req: IncomingMessage, body: unknown): boolean {
+  if (body === undefined || req.method !== 'POST') return true;
+  const outcome = classifyInboundRequest({
+    httpMethod: req.method,
+    body,
+    protocolVersionHeader: header(req, 'mcp-protocol-version'),
+    mcpMethodHeader: header(req, 'mcp-method'),
+    mcpNameHeader: header(req, 'mcp-name'),
+  });
+  return outcome.kind === 'legacy';
+}
+
+/** A 2025-era transport whose answers take 2025-11-25's error codes (wire-rules.ts `in2025Codes`). */
+function answerIn2025Codes<T extends Transport>(transport: T): T {
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => send(in2025Codes(message), options);
+  return transport;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {

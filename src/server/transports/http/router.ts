@@ -2,9 +2,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Socket } from 'node:net';
 import type { Retriever } from '../../../search/retriever.js';
 import { SEARCH_MODES } from '../../../search/types.js';
-import { describeValue } from '../../../errors.js';
+import { describeError, describeValue } from '../../../errors.js';
 import type { Logger } from '../../../util/log.js';
 import type { Admission } from '../../admission.js';
+import { answerRefusal, type AnswerGate } from '../../answer-size.js';
+import { readableId, type RequestId } from '../../mcp/wire-rules.js';
 import { limitConnections, type ConnectionLimits, type ConnectionStats } from './connections.js';
 import {
   hostAllowed,
@@ -14,6 +16,7 @@ import {
   readBody,
   sendError,
   sendJson,
+  sendRpcRefusal,
   sendThrown,
   statusFor,
   tokenMatches,
@@ -54,6 +57,8 @@ export interface RouterContext {
   mcp(): McpHttp | undefined;
   rest(): RestContext | undefined;
   admission: Admission;
+  /** Memory the answers in flight may hold: searches are admitted by their answer's estimated size. */
+  answers: AnswerGate;
   metrics: ServerMetrics;
   log: Logger;
   /** True once a stop signal arrived: every answer closes its connection, searches get 503. */
@@ -78,9 +83,10 @@ export function createHttpServer(
 ): { server: Server; connections: ConnectionStats } {
   // how often Node looks for connections past their header timeout (default 30 s)
   const server = createServer({ connectionsCheckingInterval: 1000 }, (req, res) => {
-    void handle(app, opts, req, res).catch((err: unknown) => {
+    const x = exchange(app, req, res);
+    void handle(app, opts, x).catch((err: unknown) => {
       app.log.error(`unhandled: ${(err as Error).message}`);
-      if (!res.headersSent) sendError(res, 'INTERNAL', 'internal error (see the server log)');
+      if (!res.headersSent) x.fail('INTERNAL', 'internal error (see the server log)');
       else res.destroy();
     });
   });
@@ -107,13 +113,16 @@ interface Exchange {
   path: string;
   /** The latency metric's mode label: one of the modes or empty, never the client's string. */
   mode: string;
-  fail(code: string, message: string, headers?: Record<string, string>): void;
+  /** The JSON-RPC id of an MCP request, once its body is read: its refusals carry it. */
+  rpcId: RequestId | null;
+  /** Answers with an error: JSON-RPC's shape on MCP routes, `{error: {code, message}}` elsewhere. */
+  fail(code: string, message: string, headers?: Record<string, string>, rpcCode?: number): void;
   /** Records the outcome of an answer sent elsewhere (an error code, or 'ok'). */
   settle(outcome: string): void;
 }
 
-async function handle(app: RouterContext, opts: HttpOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const x = exchange(app, req, res);
+async function handle(app: RouterContext, opts: HttpOptions, x: Exchange): Promise<void> {
+  const { res } = x;
   if (app.draining()) res.setHeader('connection', 'close');
   if (refusedBeforeAdmission(app, opts, x)) return;
   const refusal = admissionRefusal(app, x.path);
@@ -134,7 +143,12 @@ async function handle(app: RouterContext, opts: HttpOptions, req: IncomingMessag
     if (err instanceof HttpError) {
       const allow: Record<string, string> =
         err.code === 'METHOD_NOT_ALLOWED' ? { allow: x.path === '/sse' ? 'GET' : 'POST' } : {};
-      x.fail(err.code, err.message, allow);
+      x.fail(err.code, err.message, allow, err.rpcCode);
+      return;
+    }
+    if (MCP_ROUTES.has(x.path)) {
+      app.log.error(`internal error: ${describeError(err)}`);
+      x.fail('INTERNAL', 'internal error (see the server log)');
       return;
     }
     x.settle(sendThrown(res, err, (m) => app.log.error(m)));
@@ -151,8 +165,9 @@ function exchange(app: RouterContext, req: IncomingMessage, res: ServerResponse)
     res,
     path,
     mode: '',
+    rpcId: null,
     settle: (o) => (outcome = o),
-    fail: (code, message, headers = {}) => {
+    fail: (code, message, headers = {}, rpcCode) => {
       outcome = code;
       if (code === 'OVERLOADED') app.metrics.rejected.inc({ route });
       if (statusFor(code) === 413) {
@@ -160,7 +175,9 @@ function exchange(app: RouterContext, req: IncomingMessage, res: ServerResponse)
         headers['connection'] = 'close';
         closeUnread(req);
       }
-      sendError(res, code, message, headers);
+      if (MCP_ROUTES.has(path))
+        sendRpcRefusal(res, code, message, { id: x.rpcId, headers, ...(rpcCode ? { rpcCode } : {}) });
+      else sendError(res, code, message, headers);
     },
   };
   res.on('close', () => {
@@ -234,14 +251,17 @@ async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Pro
   const { req, res, path } = x;
   if (path === '/sse') {
     if (req.method !== 'GET') throw new HttpError('METHOD_NOT_ALLOWED', 'use GET /sse to open an SSE stream');
+    endWithClient(req, res);
     await app.mcp()?.handleSse(req, res);
     return;
   }
   let body: unknown;
   if (req.method === 'POST') body = parseJsonBody(req, await readBody(req, opts.maxBodyBytes));
+  if (MCP_ROUTES.has(path)) x.rpcId = readableId(body);
   const restHandler = REST_ROUTES[path];
   if (restHandler) {
     if (req.method !== 'POST') throw new HttpError('METHOD_NOT_ALLOWED', `use POST ${path} with a JSON body`);
+    if (!admitAnswer(app, x, app.answers.sizer.rest(path, body))) return;
     x.mode = modeLabel(body);
     const { body: result, scoreKind } = await restHandler(app.rest() as RestContext, body);
     res.setHeader('x-score-kind', scoreKind);
@@ -255,7 +275,47 @@ async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Pro
     await app.mcp()?.handleSseMessage(req, res, body);
     return;
   }
+  if (req.method === 'GET') endWithClient(req, res);
+  const messages = Array.isArray(body) ? body : [body];
+  if (
+    !admitAnswer(
+      app,
+      x,
+      messages.reduce((n: number, m) => n + app.answers.sizer.mcp(m), 0),
+    )
+  )
+    return;
   await app.mcp()?.handleMcp(req, res, body);
+}
+
+/**
+ * Holds `bytes` of the answer budget until the answer has been sent (or the
+ * client has gone), or refuses the request with 503 when the answers in
+ * flight leave no room: returns whether it was admitted.
+ */
+function admitAnswer(app: RouterContext, x: Exchange, bytes: number): boolean {
+  if (bytes === 0) return true;
+  const lease = app.answers.budget.tryReserve(bytes);
+  if (!lease) {
+    x.fail('OVERLOADED', answerRefusal(app.answers.budget, bytes));
+    return false;
+  }
+  x.res.once('close', lease.release);
+  return true;
+}
+
+/**
+ * Ends a stream when its client half-closes. Half-open sockets stay open so
+ * that `nc -N` gets its answer (createHttpServer), but a stream has no end of
+ * its own: without this a dropped SSE client's socket sat in CLOSE-WAIT and
+ * its session held a place until the TTL, refusing the client's reconnect.
+ */
+function endWithClient(req: IncomingMessage, res: ServerResponse): void {
+  const socket = req.socket;
+  const end = (): void => void res.destroy();
+  if (socket.readableEnded) return end();
+  socket.once('end', end);
+  res.once('close', () => socket.off('end', end));
 }
 
 /**

@@ -8,7 +8,10 @@ import {
 } from '@modelcontextprotocol/server';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendJson } from './http-util.js';
+import type { Lease } from '../../admission.js';
+import { answerRefusal, type AnswerGate } from '../../answer-size.js';
+import { in2025Codes, readableId, RPC, screenMessage, type RequestId } from '../../mcp/wire-rules.js';
+import { sendJson, sendRpcRefusal } from './http-util.js';
 import type { SessionRegistry } from './sessions.js';
 
 /**
@@ -25,6 +28,8 @@ export class SseTransport implements Transport {
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
   private closed = false;
+  /** Answer memory each request holds until its answer is written to the stream. */
+  private readonly leases = new Map<RequestId, Lease>();
 
   constructor(
     private readonly endpoint: string,
@@ -41,18 +46,38 @@ export class SseTransport implements Transport {
     this.res.on('close', () => void this.close());
   }
 
-  /** One POSTed message: checked, handed to the server, acknowledged with 202. */
-  handlePost(req: IncomingMessage, res: ServerResponse, body: unknown): void {
+  /**
+   * One POSTed message: checked and screened, admitted by its answer's size,
+   * handed to the server and acknowledged with 202 (its answer goes down the
+   * stream). Refusals are JSON-RPC errors in the POST's own answer.
+   */
+  handlePost(req: IncomingMessage, res: ServerResponse, body: unknown, answers: AnswerGate): void {
+    const id = readableId(body);
     if (!isJsonContentType(req.headers['content-type'])) {
-      sendJson(res, 415, { error: { code: 'BAD_REQUEST', message: 'send the message as application/json' } });
+      sendRpcRefusal(res, 'UNSUPPORTED_MEDIA_TYPE', 'send the message as application/json', { id });
       return;
     }
     let message: JSONRPCMessage;
     try {
       message = parseJSONRPCMessage(body);
     } catch {
-      sendJson(res, 400, { error: { code: 'BAD_REQUEST', message: 'the body is not a JSON-RPC 2.0 message' } });
+      sendRpcRefusal(res, 'BAD_INPUT', 'the body is not a JSON-RPC 2.0 message', { id, rpcCode: RPC.INVALID_REQUEST });
       return;
+    }
+    const screened = screenMessage(message, { checkVersion: true });
+    if (screened) {
+      sendJson(res, 400, screened);
+      return;
+    }
+    const bytes = answers.sizer.mcp(message);
+    if (bytes > 0 && id !== null) {
+      const lease = answers.budget.tryReserve(bytes);
+      if (!lease) {
+        sendRpcRefusal(res, 'OVERLOADED', answerRefusal(answers.budget, bytes), { id });
+        return;
+      }
+      this.leases.get(id)?.release(); // a client reusing an id in flight: the earlier lease goes
+      this.leases.set(id, lease);
     }
     res.writeHead(202, { 'content-type': 'text/plain' }).end('Accepted');
     this.onmessage?.(message);
@@ -60,12 +85,18 @@ export class SseTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) throw new Error('the SSE stream is closed');
-    this.res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    const id = readableId(message);
+    const lease = id !== null && !('method' in message) ? this.leases.get(id) : undefined;
+    if (lease) this.leases.delete(id as RequestId);
+    // a legacy transport: its answers take 2025-11-25's codes; the lease ends once the socket took them
+    this.res.write(`event: message\ndata: ${JSON.stringify(in2025Codes(message))}\n\n`, () => lease?.release());
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    for (const lease of this.leases.values()) lease.release();
+    this.leases.clear();
     this.res.end();
     this.onclose?.();
   }
@@ -81,12 +112,7 @@ export async function openSseSession(
   res: ServerResponse,
 ): Promise<void> {
   if (registry.full) {
-    sendJson(
-      res,
-      503,
-      { error: { code: 'OVERLOADED', message: 'too many open sessions: retry shortly' } },
-      { 'retry-after': '5' },
-    );
+    sendRpcRefusal(res, 'OVERLOADED', 'too many open sessions: retry shortly', { headers: { 'retry-after': '5' } });
     return;
   }
   const transport = new SseTransport('/messages', res);
@@ -102,14 +128,14 @@ export async function postSseMessage(
   req: IncomingMessage,
   res: ServerResponse,
   body: unknown,
+  answers: AnswerGate,
 ): Promise<void> {
   const sid = new URL(req.url ?? '/', 'http://x').searchParams.get('sessionId') ?? '';
   const s = registry.use(sid, SseTransport);
   if (!s) {
-    sendJson(res, 404, {
-      error: { code: 'NOT_FOUND', message: `unknown SSE session "${sid.slice(0, 64)}": open GET /sse first` },
-    });
+    const message = `unknown SSE session "${sid.slice(0, 64)}": open GET /sse first`;
+    sendRpcRefusal(res, 'NOT_FOUND', message, { id: readableId(body) });
     return;
   }
-  s.transport.handlePost(req, res, body);
+  s.transport.handlePost(req, res, body, answers);
 }

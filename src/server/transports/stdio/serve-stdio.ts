@@ -4,6 +4,8 @@ import type { Logger } from '../../../util/log.js';
 import { createServer } from '../../mcp/create-server.js';
 import { StdioTransport } from './stdio-transport.js';
 import type { Guard } from '../../mcp/tool-context.js';
+import type { AnswerBudget } from '../../admission.js';
+import { AnswerSizer } from '../../answer-size.js';
 
 /** How long answers to requests read before stdin ended may take to go out, ms. */
 const DRAIN_MS = 30_000;
@@ -29,13 +31,15 @@ export async function serveStdio(
   tools: { maxBatchQueries: number; resourceLinks: boolean },
   guard: Guard,
   log: Logger,
-  maxPending: number,
+  limits: { maxPending: number; answers: AnswerBudget },
   beforeClose: (why: string) => Promise<void> = async () => {},
 ): Promise<void> {
+  const sizer = new AnswerSizer(slot);
   const transport = new StdioTransport(process.stdin, process.stdout, {
     maxLineBytes: MAX_LINE_BYTES,
-    maxPending,
+    maxPending: limits.maxPending,
     warn: (m) => log.warn(m),
+    answerLease: (request) => limits.answers.tryReserve(sizer.mcp(request)),
   });
   let closing: Promise<void> | undefined;
   const shutdown = (why: string): Promise<void> =>

@@ -1,5 +1,16 @@
 import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import type { Readable, Writable } from 'node:stream';
+import type { Lease } from '../../admission.js';
+import {
+  batchRefusal,
+  hasEnvelopeClaim,
+  in2025Codes,
+  readableId,
+  RPC,
+  screenMessage,
+  type ErrorAnswer,
+  type RequestId,
+} from '../../mcp/wire-rules.js';
 
 export interface StdioTransportOptions {
   /** Longest JSON-RPC line accepted, bytes; a longer one is answered with an error and skipped. */
@@ -8,6 +19,12 @@ export interface StdioTransportOptions {
   maxPending: number;
   /** Where refused lines are reported (stderr: stdout belongs to MCP). */
   warn: (message: string) => void;
+  /**
+   * The memory a request's answer may hold until it is written, or undefined
+   * while the answers in flight leave no room (the request then waits: stdio
+   * has one client, which is slowed, never refused). None: no byte admission.
+   */
+  answerLease?: (request: JSONRPCMessage) => Lease | undefined;
 }
 
 /**
@@ -19,6 +36,10 @@ export interface StdioTransportOptions {
  * error and goes on, answers unparseable lines with a parse error, holds at
  * most `maxPending` requests in the server and pauses stdin beyond that, so
  * a burst is slowed rather than refused, and waits for one 'drain' at a time.
+ * A request counts as pending until its answer has drained to the pipe, so a
+ * client that stops reading stops the server reading too: its answers never
+ * pile up in memory. Each message is screened on its own (wire-rules.ts),
+ * never by what came before on the connection.
  */
 export class StdioTransport implements Transport {
   onclose?: () => void;
@@ -31,6 +52,10 @@ export class StdioTransport implements Transport {
   private skipping = -1;
   private readonly waiting: JSONRPCMessage[] = [];
   private pending = 0;
+  /** Answer memory held by each request in the server, released when its answer has drained. */
+  private readonly leases = new Map<RequestId, Lease>();
+  /** 2025-era `resources/read` requests in the server: their errors take 2025-11-25's codes. */
+  private readonly legacyReads = new Set<RequestId>();
   private drained: Promise<void> | undefined;
   private closed = false;
   /** Resolvers waiting for every request read so far to be answered (`idle`). */
@@ -55,13 +80,17 @@ export class StdioTransport implements Transport {
 
   async send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return;
-    const response = isResponse(message);
-    if (response) {
-      this.pending = Math.max(0, this.pending - 1);
-      this.deliverWaiting();
-    }
-    await this.writeLine(JSON.stringify(message));
-    if (response) this.wakeIdle();
+    const id = isResponse(message) ? (message as { id: RequestId }).id : undefined;
+    const out = id !== undefined && this.legacyReads.delete(id) ? in2025Codes(message) : message;
+    await this.writeLine(JSON.stringify(out));
+    if (id === undefined) return;
+    // the answer has left the process only once the pipe took it: until then it still counts
+    while (this.drained) await this.drained;
+    this.leases.get(id)?.release();
+    this.leases.delete(id);
+    this.pending = Math.max(0, this.pending - 1);
+    this.deliverWaiting();
+    this.wakeIdle();
   }
 
   /**
@@ -114,6 +143,8 @@ export class StdioTransport implements Transport {
     this.stdin.pause();
     this.parts = [];
     this.waiting.length = 0;
+    for (const lease of this.leases.values()) lease.release();
+    this.leases.clear();
     this.wakeIdle();
     this.onclose?.();
     for (const w of this.closedWaiters.splice(0)) w();
@@ -161,7 +192,7 @@ export class StdioTransport implements Transport {
       const bytes = this.skipping;
       this.skipping = -1;
       this.refuse(
-        -32600,
+        RPC.INVALID_REQUEST,
         `a message of ${bytes} bytes is over the limit of ${this.opts.maxLineBytes} bytes a line: send smaller requests`,
       );
       return;
@@ -174,32 +205,46 @@ export class StdioTransport implements Transport {
     try {
       value = JSON.parse(line);
     } catch {
-      this.refuse(-32700, 'Parse error: each line must be one JSON-RPC 2.0 message');
+      this.refuse(RPC.PARSE_ERROR, 'Parse error: each line must be one JSON-RPC 2.0 message');
       return;
     }
-    // a JSON-RPC batch (an array) is taken apart: each message is answered on a line of its own
+    // a 2025-03-26 batch is taken apart, each message answered on a line of its own; one holding a
+    // 2026-07-28 message is refused whole, as over HTTP
+    const batchError = Array.isArray(value) ? batchRefusal(value) : undefined;
+    if (batchError) return this.answer(batchError);
     const items: unknown[] = Array.isArray(value) ? value : [value];
-    if (items.length === 0) this.refuse(-32600, 'Invalid Request: an empty batch');
     for (const item of items) {
       let message: JSONRPCMessage;
       try {
         message = parseJSONRPCMessage(item);
       } catch {
-        this.refuse(-32600, `Invalid Request: ${describeInvalid(item)}`, readableId(item));
+        this.refuse(RPC.INVALID_REQUEST, `Invalid Request: ${describeInvalid(item)}`, readableId(item));
         continue;
       }
-      this.waiting.push(message);
+      const screened = screenMessage(message, { checkVersion: true });
+      if (screened) this.answer(screened);
+      else this.waiting.push(message);
     }
   }
 
-  /** Hands waiting messages to the server while fewer than maxPending requests are in it. */
+  /**
+   * Hands waiting messages to the server while fewer than maxPending requests
+   * are in it and the answer budget has room for the next one's answer.
+   */
   private deliverWaiting(): void {
     while (this.waiting.length > 0 && !this.closed) {
       const next = this.waiting[0] as JSONRPCMessage;
-      const request = 'method' in next && 'id' in next;
-      if (request && this.pending >= this.opts.maxPending) break;
+      const id = 'method' in next && 'id' in next ? (next.id as RequestId) : undefined;
+      if (id !== undefined) {
+        if (this.pending >= this.opts.maxPending) break;
+        const lease = this.opts.answerLease?.(next);
+        if (this.opts.answerLease && !lease) break;
+        if (lease) this.leases.set(id, lease);
+        if ((next as { method: string }).method === 'resources/read' && !hasEnvelopeClaim(next))
+          this.legacyReads.add(id);
+        this.pending++;
+      }
       this.waiting.shift();
-      if (request) this.pending++;
       this.onmessage?.(next);
     }
     // read no further than one window of requests ahead
@@ -208,16 +253,14 @@ export class StdioTransport implements Transport {
   }
 
   /** An error answer; `id` null where the request's own id cannot be read (JSON-RPC 2.0, section 5). */
-  private refuse(code: number, message: string, id: string | number | null = null): void {
-    this.opts.warn(`stdio: ${message}`);
-    void this.writeLine(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }));
+  private refuse(code: number, message: string, id: RequestId | null = null): void {
+    this.answer({ jsonrpc: '2.0', id, error: { code, message } });
   }
-}
 
-/** The id of a message that failed validation, when it has a usable one. */
-function readableId(item: unknown): string | number | null {
-  const id = typeof item === 'object' && item !== null ? (item as { id?: unknown }).id : undefined;
-  return typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id)) ? id : null;
+  private answer(error: ErrorAnswer): void {
+    this.opts.warn(`stdio: ${error.error.message}`);
+    void this.writeLine(JSON.stringify(error));
+  }
 }
 
 /** What is wrong with a message that is JSON but not JSON-RPC 2.0, in a few words. */
