@@ -7,6 +7,7 @@ import { getPreset } from '../presets/presets.js';
 import type { Retriever } from '../search/retriever.js';
 import { Admission, AnswerBudget, type AdmissionOptions } from '../server/admission.js';
 import { RetrieverSlot } from '../server/mcp/retriever-slot.js';
+import { withdrawOnDamage } from '../server/mcp/tool-context.js';
 import { createServerMetrics, type ServerMetrics } from '../server/server-metrics.js';
 import { watchProgress } from '../util/progress.js';
 import { sleep } from '../util/sleep.js';
@@ -92,7 +93,7 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     await serveStdio(
       slot,
       { maxBatchQueries: cfg.maxBatchQueries, resourceLinks: cfg.resourceLinks },
-      (work) => admission.run(work),
+      withdrawOnDamage(slot, cfg.log, (work) => admission.run(work)),
       cfg.log,
       { maxPending, answers: new AnswerBudget(cfg.answerBudgetBytes) },
       async (why) => {

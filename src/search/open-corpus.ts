@@ -159,7 +159,7 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
   const analyzer = createEnglishAnalyzer();
   checkAnalyzer(dir, manifest, analyzer.id, hint);
   const storePath = join(dir, INDEX_FILES.store);
-  const store = new ChunkStore(storePath);
+  const store = new ChunkStore(storePath, hint);
   const closers: Array<() => void> = [() => store.close()];
   try {
     let integrity = Promise.resolve();

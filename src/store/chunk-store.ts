@@ -1,7 +1,7 @@
 import { computeFacets, NO_FACETS, type Facets } from './facets.js';
 export type { Facets } from './facets.js';
 import { RetrieverError } from '../errors.js';
-import { openDatabase, type SqliteDatabase, type SqliteStatement } from './sqlite.js';
+import { DEFAULT_STORE_HINT, openDatabase, storeError, type SqliteDatabase, type SqliteStatement } from './sqlite.js';
 
 export type Metadata = Record<string, unknown>;
 
@@ -96,8 +96,12 @@ export class ChunkStore {
   /** Chunk ids found through their document (schema 2 without chunks_id). */
   private readonly derivedIds: boolean;
 
-  constructor(readonly path: string) {
-    this.db = openDatabase(path, { readonly: true });
+  /** `hint`: how a damaged store is fixed (the index's rebuild command), ending every error about it. */
+  constructor(
+    readonly path: string,
+    private readonly hint: string = DEFAULT_STORE_HINT,
+  ) {
+    this.db = openDatabase(path, { readonly: true, hint });
     try {
       const schema = this.getMeta('schema_version');
       this.derivedIds = this.getMeta('chunk_ids') === 'derived';
@@ -126,69 +130,96 @@ export class ChunkStore {
       this.termStmt = this.db.prepare('SELECT df, offset, nbytes FROM bm25_terms WHERE term = ?');
     } catch (err) {
       this.db.close();
+      const known = storeError(path, err, hint);
+      if (known !== err) throw known;
       throw new RetrieverError(
         'INDEX_CORRUPT',
-        `${path} is not a retriever-mcp chunk store (${(err as Error).message}): rebuild the index`,
+        `${path} is not a retriever-mcp chunk store (${(err as Error).message}): ${hint}`,
         { cause: err },
       );
     }
   }
 
+  /** Runs a read, with SQLite's errors turned into ours naming this file and the fix (storeError). */
+  private read<T>(query: () => T): T {
+    try {
+      return query();
+    } catch (err) {
+      throw storeError(this.path, err, this.hint);
+    }
+  }
+
   getMeta(key: string): string | undefined {
-    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
-    return row?.value;
+    return this.read(() => {
+      const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as { value: string } | undefined;
+      return row?.value;
+    });
   }
 
   /** Highest chunk num + 1, via the rowid B-tree (no table scan). */
   chunkSpan(): number {
-    const row = this.db.prepare('SELECT MAX(num) AS m FROM chunks').get() as { m: number | null };
-    return row.m === null ? 0 : row.m + 1;
+    return this.read(() => {
+      const row = this.db.prepare('SELECT MAX(num) AS m FROM chunks').get() as { m: number | null };
+      return row.m === null ? 0 : row.m + 1;
+    });
   }
 
   counts(): { documents: number; chunks: number; terms: number } {
-    const one = (sql: string): number => (this.db.prepare(sql).get() as { n: number }).n;
-    return {
-      documents: one('SELECT COUNT(*) AS n FROM documents'),
-      chunks: one('SELECT COUNT(*) AS n FROM chunks'),
-      terms: one('SELECT COUNT(*) AS n FROM bm25_terms'),
-    };
+    return this.read(() => {
+      const one = (sql: string): number => (this.db.prepare(sql).get() as { n: number }).n;
+      return {
+        documents: one('SELECT COUNT(*) AS n FROM documents'),
+        chunks: one('SELECT COUNT(*) AS n FROM chunks'),
+        terms: one('SELECT COUNT(*) AS n FROM bm25_terms'),
+      };
+    });
   }
 
   getChunk(num: number): ChunkRecord | undefined {
-    const row = this.byNum.get(num) as ChunkRow | undefined;
-    return row ? toRecord(row) : undefined;
+    return this.read(() => {
+      const row = this.byNum.get(num) as ChunkRow | undefined;
+      return row ? toRecord(row) : undefined;
+    });
   }
 
   getChunkById(id: string): ChunkRecord | undefined {
-    let row: ChunkRow | undefined;
-    if (this.derivedIds) {
-      // the chunk is its document's first (the id is the document's) or `<document id>#<position>`
-      const cut = SUFFIXED_ID.exec(id);
-      const position = cut ? Number(id.slice(cut.index + 1)) : 0;
-      const split = cut !== null && position <= MAX_POSITION;
-      row = this.byId.get({ id, doc: split ? id.slice(0, cut.index) : null, position: split ? position : 0 }) as
-        ChunkRow | undefined;
-    } else {
-      row = this.byId.get(id) as ChunkRow | undefined;
-    }
-    return row ? toRecord(row) : undefined;
+    return this.read(() => {
+      let row: ChunkRow | undefined;
+      if (this.derivedIds) {
+        // the chunk is its document's first (the id is the document's) or `<document id>#<position>`
+        const cut = SUFFIXED_ID.exec(id);
+        const position = cut ? Number(id.slice(cut.index + 1)) : 0;
+        const split = cut !== null && position <= MAX_POSITION;
+        row = this.byId.get({ id, doc: split ? id.slice(0, cut.index) : null, position: split ? position : 0 }) as
+          ChunkRow | undefined;
+      } else {
+        row = this.byId.get(id) as ChunkRow | undefined;
+      }
+      return row ? toRecord(row) : undefined;
+    });
   }
 
   /** The id of chunk `num` without reading its text (RRF tie-breaks). */
   getChunkId(num: number): string | undefined {
-    return this.idStmt.get(num) as string | undefined;
+    return this.read(() => {
+      return this.idStmt.get(num) as string | undefined;
+    });
   }
 
   /** Up to `limit` chunks of a document in order, or [] when the document is unknown. */
   getDocumentChunks(docId: string, limit: number): ChunkRecord[] {
-    if (this.docChunks) return (this.docChunks.all(docId, limit) as ChunkRow[]).map(toRecord);
-    return this.positions(docId, 0, Number.MAX_SAFE_INTEGER, limit);
+    return this.read(() => {
+      if (this.docChunks) return (this.docChunks.all(docId, limit) as ChunkRow[]).map(toRecord);
+      return this.positions(docId, 0, Number.MAX_SAFE_INTEGER, limit);
+    });
   }
 
   /** Chunks of a document with positions in [from, to], in order. */
   getDocumentRange(docId: string, from: number, to: number): ChunkRecord[] {
-    if (this.rangeStmt) return (this.rangeStmt.all(docId, from, to) as ChunkRow[]).map(toRecord);
-    return this.positions(docId, from, to, Number.MAX_SAFE_INTEGER);
+    return this.read(() => {
+      if (this.rangeStmt) return (this.rangeStmt.all(docId, from, to) as ChunkRow[]).map(toRecord);
+      return this.positions(docId, from, to, Number.MAX_SAFE_INTEGER);
+    });
   }
 
   /** Schema 2: up to `limit` chunks of the document with positions in [from, to], by num range. */
@@ -206,24 +237,30 @@ export class ChunkStore {
 
   /** Chunks [from, to) in num order, whole records (pushing a corpus to a search engine). */
   chunkRange(from: number, to: number): ChunkRecord[] {
-    this.rangeRecords ??= this.db.prepare(`${CHUNK_SELECT} WHERE c.num >= ? AND c.num < ? ORDER BY c.num`);
-    return (this.rangeRecords.all(from, to) as ChunkRow[]).map(toRecord);
+    return this.read(() => {
+      this.rangeRecords ??= this.db.prepare(`${CHUNK_SELECT} WHERE c.num >= ? AND c.num < ? ORDER BY c.num`);
+      return (this.rangeRecords.all(from, to) as ChunkRow[]).map(toRecord);
+    });
   }
 
   /** Contents of chunks [from, to) in num order (the embedding pass). */
   /** Chunks `from` ≤ num < `to` as stored, with where each body starts (for the dense arm's text rule). */
   passagesRange(from: number, to: number): Array<{ contents: string; bodyStart: number }> {
-    this.rangePassages ??= this.db.prepare(
-      'SELECT contents, body_start AS bodyStart FROM chunks WHERE num >= ? AND num < ? ORDER BY num',
-    );
-    return this.rangePassages.all(from, to) as Array<{ contents: string; bodyStart: number }>;
+    return this.read(() => {
+      this.rangePassages ??= this.db.prepare(
+        'SELECT contents, body_start AS bodyStart FROM chunks WHERE num >= ? AND num < ? ORDER BY num',
+      );
+      return this.rangePassages.all(from, to) as Array<{ contents: string; bodyStart: number }>;
+    });
   }
 
   contentsRange(from: number, to: number): string[] {
-    this.rangeContents ??= this.db
-      .prepare('SELECT contents FROM chunks WHERE num >= ? AND num < ? ORDER BY num')
-      .pluck();
-    return this.rangeContents.all(from, to) as string[];
+    return this.read(() => {
+      this.rangeContents ??= this.db
+        .prepare('SELECT contents FROM chunks WHERE num >= ? AND num < ? ORDER BY num')
+        .pluck();
+      return this.rangeContents.all(from, to) as string[];
+    });
   }
 
   /**
@@ -231,67 +268,73 @@ export class ChunkStore {
    * builds recorded it is scanned once if it is small, and reports nothing otherwise.
    */
   facets(): Facets {
-    const kept = this.getMeta('facets');
-    if (kept !== undefined) return JSON.parse(kept) as Facets;
-    const docs = (this.db.prepare('SELECT count(*) FROM documents').pluck().get() as number) ?? 0;
-    return docs <= 1_000_000 ? computeFacets(this.db) : NO_FACETS;
+    return this.read(() => {
+      const kept = this.getMeta('facets');
+      if (kept !== undefined) return JSON.parse(kept) as Facets;
+      const docs = (this.db.prepare('SELECT count(*) FROM documents').pluck().get() as number) ?? 0;
+      return docs <= 1_000_000 ? computeFacets(this.db) : NO_FACETS;
+    });
   }
 
   /** Sorted nums of the chunks whose document matches `f`. */
   filterChunkNums(f: FilterSpec): Uint32Array {
-    const where: string[] = [];
-    const params: string[] = [];
-    const inList = (expr: string, vals: string[]): void => {
-      where.push(`${expr} IN (${vals.map(() => '?').join(', ')})`);
-      params.push(...vals);
-    };
-    if (f.source) inList("lower(json_extract(d.metadata, '$.source'))", f.source);
-    if (f.category) inList("lower(json_extract(d.metadata, '$.category'))", f.category);
-    if (f.doc_id) inList('d.id', f.doc_id);
-    const date = "julianday(json_extract(d.metadata, '$.published_at'))";
-    if (f.published_after) {
-      where.push(`${date} >= julianday(?)`);
-      params.push(f.published_after);
-    }
-    if (f.published_before) {
-      where.push(`${date} ${f.beforeExclusive ? '<' : '<='} julianday(?)`);
-      params.push(f.published_before);
-    }
-    const filter = where.length ? ` WHERE ${where.join(' AND ')}` : '';
-    if (this.docChunks) {
-      // schema 1: through its chunks_doc index
-      const sql = `SELECT c.num FROM chunks c JOIN documents d ON d.num = c.doc_num${filter} ORDER BY c.num`;
-      return Uint32Array.from(
-        this.db
-          .prepare(sql)
-          .pluck()
-          .all(...params) as number[],
-      );
-    }
-    // the matching documents' chunk spans, in num order, laid end to end
-    const spans = this.db
-      .prepare(
-        `SELECT d.first_chunk AS first, (SELECT n.first_chunk FROM documents n WHERE n.num = d.num + 1) AS next
-         FROM documents d${filter} ORDER BY d.num`,
-      )
-      .raw()
-      .all(...params) as Array<[number, number | null]>;
-    // only the last document has no next one: its chunks run to the end
-    const last = spans.length > 0 && (spans[spans.length - 1] as [number, number | null])[1] === null;
-    const end = last ? this.chunkSpan() : 0;
-    let total = 0;
-    for (const [first, next] of spans) total += (next ?? end) - first;
-    const nums = new Uint32Array(total);
-    let at = 0;
-    for (const [first, next] of spans) {
-      const stop = next ?? end;
-      for (let n = first; n < stop; n++) nums[at++] = n;
-    }
-    return nums;
+    return this.read(() => {
+      const where: string[] = [];
+      const params: string[] = [];
+      const inList = (expr: string, vals: string[]): void => {
+        where.push(`${expr} IN (${vals.map(() => '?').join(', ')})`);
+        params.push(...vals);
+      };
+      if (f.source) inList("lower(json_extract(d.metadata, '$.source'))", f.source);
+      if (f.category) inList("lower(json_extract(d.metadata, '$.category'))", f.category);
+      if (f.doc_id) inList('d.id', f.doc_id);
+      const date = "julianday(json_extract(d.metadata, '$.published_at'))";
+      if (f.published_after) {
+        where.push(`${date} >= julianday(?)`);
+        params.push(f.published_after);
+      }
+      if (f.published_before) {
+        where.push(`${date} ${f.beforeExclusive ? '<' : '<='} julianday(?)`);
+        params.push(f.published_before);
+      }
+      const filter = where.length ? ` WHERE ${where.join(' AND ')}` : '';
+      if (this.docChunks) {
+        // schema 1: through its chunks_doc index
+        const sql = `SELECT c.num FROM chunks c JOIN documents d ON d.num = c.doc_num${filter} ORDER BY c.num`;
+        return Uint32Array.from(
+          this.db
+            .prepare(sql)
+            .pluck()
+            .all(...params) as number[],
+        );
+      }
+      // the matching documents' chunk spans, in num order, laid end to end
+      const spans = this.db
+        .prepare(
+          `SELECT d.first_chunk AS first, (SELECT n.first_chunk FROM documents n WHERE n.num = d.num + 1) AS next
+           FROM documents d${filter} ORDER BY d.num`,
+        )
+        .raw()
+        .all(...params) as Array<[number, number | null]>;
+      // only the last document has no next one: its chunks run to the end
+      const last = spans.length > 0 && (spans[spans.length - 1] as [number, number | null])[1] === null;
+      const end = last ? this.chunkSpan() : 0;
+      let total = 0;
+      for (const [first, next] of spans) total += (next ?? end) - first;
+      const nums = new Uint32Array(total);
+      let at = 0;
+      for (const [first, next] of spans) {
+        const stop = next ?? end;
+        for (let n = first; n < stop; n++) nums[at++] = n;
+      }
+      return nums;
+    });
   }
 
   lookupTerm(term: string): { df: number; offset: number; nbytes: number } | undefined {
-    return this.termStmt.get(term) as { df: number; offset: number; nbytes: number } | undefined;
+    return this.read(() => {
+      return this.termStmt.get(term) as { df: number; offset: number; nbytes: number } | undefined;
+    });
   }
 
   close(): void {

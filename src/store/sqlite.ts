@@ -25,6 +25,8 @@ export function rawDatabase(path: string, options?: BetterSqlite3.Options): Sqli
 
 export interface OpenOptions {
   readonly: boolean;
+  /** How a damaged read-only store is fixed, for its errors (DEFAULT_STORE_HINT). */
+  hint?: string;
   /** Bulk-load settings: no journal, no fsync until the build syncs the file itself. */
   bulk?: boolean;
 }
@@ -33,6 +35,32 @@ export interface OpenOptions {
 export const BULK_CACHE_KIB = 32 * 1024;
 /** And while it builds the id indexes, whose sort spills to temp files past this (KiB). */
 export const INDEX_BUILD_CACHE_KIB = 256 * 1024;
+
+/** What to do about a damaged store, the end of every error about one: the index's rebuild command. */
+export const DEFAULT_STORE_HINT = "rebuild the index (its manifest.json's rebuild_command)";
+
+/**
+ * SQLite's error on a served (read-only) store as one of ours, naming the
+ * file and the fix; anything else is returned as it is. SQLite's own words
+ * named no file ("file is not a database", "attempt to write a readonly
+ * database" for a journal left beside the file) and a damaged page while
+ * serving surfaced as a bare 500.
+ */
+export function storeError(path: string, err: unknown, hint: string = DEFAULT_STORE_HINT): unknown {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'string' || !code.startsWith('SQLITE_')) return err;
+  const why = (err as Error).message;
+  if (code.startsWith('SQLITE_READONLY'))
+    return new RetrieverError(
+      'INDEX_CORRUPT',
+      `${path} has a ${path.split('/').pop()}-journal or -wal file beside it, left by a write that did not finish ` +
+        `(SQLite: ${why}); a served index is never written: remove the stray file if nothing writes there, or ${hint}`,
+      { cause: err },
+    );
+  if (code.startsWith('SQLITE_CORRUPT') || code === 'SQLITE_NOTADB')
+    return new RetrieverError('INDEX_CORRUPT', `${path} is damaged (SQLite: ${why}): ${hint}`, { cause: err });
+  return new RetrieverError('IO', `${path} could not be read (SQLite: ${why})`, { cause: err });
+}
 
 export function openDatabase(path: string, opts: OpenOptions): SqliteDatabase {
   let db: SqliteDatabase;
@@ -57,7 +85,14 @@ export function openDatabase(path: string, opts: OpenOptions): SqliteDatabase {
     db.pragma(`cache_size = -${BULK_CACHE_KIB}`);
     db.pragma('temp_store = FILE');
   } else if (opts.readonly) {
-    db.pragma('cache_size = -65536'); // 64 MiB per process; the OS page cache is shared
+    try {
+      db.pragma('cache_size = -65536'); // 64 MiB per process; the OS page cache is shared
+      // the header is read, and a hot journal found, on the first statement: here, not mid-request
+      db.pragma('schema_version');
+    } catch (err) {
+      db.close();
+      throw storeError(path, err, opts.hint);
+    }
   }
   return db;
 }

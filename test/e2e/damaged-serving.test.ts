@@ -1,4 +1,4 @@
-import { closeSync, openSync, readSync, statSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INDEX_FILES } from '../../src/index/layout.js';
@@ -65,31 +65,18 @@ async function retrieve(s: RunningServer, query: string, mode: string) {
   return postJson(`${s.url}/retrieve`, { queries: [query], topk: 3, mode });
 }
 
-async function expectAlive(s: RunningServer): Promise<void> {
-  expect((await fetch(`${s.url}/health`)).status).toBe(200);
-  const ok = await retrieve(s, 'number', 'dense');
-  expect(ok.status, ok.text).toBe(200);
-  expect(s.child.exitCode).toBeNull();
-}
-
 describe.skipIf(!HAS_SHARED)('a damaged index fails the request, never the process', () => {
-  it('a hybrid query whose BM25 arm fails while the encoder works answers 500 and keeps serving', async () => {
+  it('a hybrid query whose BM25 arm fails while the encoder works answers 500, then /ready turns 503', async () => {
     const { indexDir, dir } = copy();
     breakTermOffset(dir);
     const s = await startHttpServer(['--corpus', 'c', '--index-dir', indexDir, '--verify', 'sizes']);
     try {
-      const bm25 = await retrieve(s, 'text', 'bm25');
-      expect(bm25.status, bm25.text).toBe(500);
-      expect(bm25.text).toMatch(/INDEX_CORRUPT/);
-      for (let i = 0; i < 5; i++) {
-        const hybrid = await retrieve(s, `text ${i}`, 'hybrid');
-        expect(hybrid.status, hybrid.text).toBe(500);
-        expect(hybrid.text).toMatch(/bm25\.postings/);
-      }
-      // a batch where one query's BM25 fails while the others' are scored
-      const batch = await postJson(`${s.url}/retrieve`, { queries: ['number 1', 'text', 'word3'], mode: 'hybrid' });
-      expect(batch.status).toBe(500);
-      await expectAlive(s);
+      expect((await fetch(`${s.url}/ready`)).status).toBe(200);
+      const hybrid = await retrieve(s, 'text 1', 'hybrid');
+      expect(hybrid.status, hybrid.text).toBe(500);
+      expect(hybrid.text).toMatch(/INDEX_CORRUPT/);
+      expect(hybrid.text).toMatch(/bm25\.postings/);
+      await expectWithdrawn(s, /bm25\.postings/);
     } finally {
       await s.stop();
     }
@@ -123,7 +110,7 @@ describe.skipIf(!HAS_SHARED)('a damaged index fails the request, never the proce
     expect(r.stderr).toMatch(/dense\.usearch/);
   });
 
-  it('the chunk store damaged while served: searches answer 500, the server stays up', async () => {
+  it('the chunk store damaged while served: the file and the fix named, /ready turns 503 (issue 47, item 10)', async () => {
     const { indexDir, dir } = copy();
     const s = await startHttpServer(['--corpus', 'c', '--index-dir', indexDir, '--cache-size', '0']);
     try {
@@ -131,17 +118,53 @@ describe.skipIf(!HAS_SHARED)('a damaged index fails the request, never the proce
       const store = join(dir, INDEX_FILES.store);
       // the chunk rows fill the store's middle pages; its header and schema stay readable
       garbage(store, 8192, statSync(store).size - 3 * 8192);
-      let failed = 0;
-      for (let i = 0; i < 10; i++) {
+      let failure: Awaited<ReturnType<typeof retrieve>> | undefined;
+      for (let i = 0; i < 10 && !failure; i++) {
         const r = await retrieve(s, `number ${i * 301} word${i}`, 'hybrid');
         expect([200, 500]).toContain(r.status);
-        if (r.status === 500) failed++;
+        if (r.status === 500) failure = r;
       }
-      expect(failed).toBeGreaterThan(0);
-      expect((await fetch(`${s.url}/health`)).status).toBe(200);
-      expect(s.child.exitCode).toBeNull();
+      expect(failure?.text).toMatch(/INDEX_CORRUPT/);
+      expect(failure?.text).toMatch(/chunks\.sqlite is damaged .*rebuild it with `retriever-mcp build/);
+      await expectWithdrawn(s, /chunks\.sqlite/);
     } finally {
       await s.stop();
     }
   });
+
+  it.each([
+    [
+      'a store whose header is garbage, under --verify sizes',
+      (d: string) => garbage(join(d, INDEX_FILES.store), 0, 100),
+      /chunks\.sqlite is damaged \(SQLite: file is not a database\): rebuild it with/,
+    ],
+    [
+      'a journal left beside the store, under --verify auto',
+      (d: string) => writeFileSync(join(d, `${INDEX_FILES.store}-journal`), 'garbage'),
+      /chunks\.sqlite has a chunks\.sqlite-journal .* remove the stray file .* or rebuild it with/,
+    ],
+    [
+      "a graph file whose vectors' header is flipped, under --verify sizes",
+      (d: string) => garbage(join(d, INDEX_FILES.ann), 0, 8),
+      /dense\.usearch.*damaged.*rebuild it with/,
+    ],
+  ])('at rest, %s: refused at start naming the file and the fix (issue 47, item 10)', (_label, damage, message) => {
+    const { indexDir, dir } = copy();
+    damage(dir);
+    const verify = /--verify auto/.test(_label) ? 'auto' : 'sizes';
+    const r = runBin(BIN.server, ['--corpus', 'c', '--index-dir', indexDir, '--verify', verify]);
+    expect(r.signal).toBeNull();
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim().split('\n').at(-1)).toMatch(message);
+  });
 });
+
+/** After a request found a file damaged: /ready 503, searches 503 naming the file, the process alive. */
+async function expectWithdrawn(s: RunningServer, file: RegExp): Promise<void> {
+  expect((await fetch(`${s.url}/ready`)).status).toBe(503);
+  const later = await retrieve(s, 'number', 'dense');
+  expect(later.status, later.text).toBe(503);
+  expect(later.text).toMatch(file);
+  expect((await fetch(`${s.url}/health`)).status).toBe(200);
+  expect(s.child.exitCode).toBeNull();
+}

@@ -92,17 +92,23 @@ class FileCursor {
   }
 }
 
+/** Links a node may have at a level: USearch's connectivity is tens; a larger figure is a damaged header. */
+const MAX_LINKS = 4096;
+
 /** The head and header fields `readGraphLinks` needs, checked; `offset` is where the levels start. */
 function readHeader(
   fd: number,
   path: string,
 ): { header: Omit<GraphLinks, 'orphans' | 'entryKey'>; entrySlot: number; offset: number } {
   const dims = Buffer.alloc(8);
-  readSync(fd, dims, 0, 8, 0);
+  const size = fstatSync(fd).size;
+  if (readSync(fd, dims, 0, 8, 0) < 8) throw new GraphFormatError(`${path} ends before its vectors' header`);
+  // rows × bytes a row: a damaged header names a vector block past the file's end (it was read at
+  // position 2^64 - 2^36 and failed as a RangeError naming nothing)
   const vectorsEnd = 8 + dims.readUInt32LE(0) * dims.readUInt32LE(4);
   const head = Buffer.alloc(HEAD_BYTES + HEADER_BYTES);
-  if (readSync(fd, head, 0, head.length, vectorsEnd) < head.length)
-    throw new GraphFormatError(`${path} ends before its graph header`);
+  if (vectorsEnd + head.length > size || readSync(fd, head, 0, head.length, vectorsEnd) < head.length)
+    throw new GraphFormatError(`${path} ends before its graph header (its vectors' header is damaged)`);
   if (head.toString('latin1', 0, MAGIC.length) !== MAGIC)
     throw new GraphFormatError(`${path} has no USearch head after its vectors`);
   const major = head.readUInt16LE(7);
@@ -122,7 +128,13 @@ function readHeader(
     connectivityBase: field(2),
     maxLevel: field(3),
   };
-  return { header, entrySlot: field(4), offset: vectorsEnd + HEAD_BYTES + HEADER_BYTES };
+  const offset = vectorsEnd + HEAD_BYTES + HEADER_BYTES;
+  // each node takes at least its level (2 bytes) and key (8 bytes): more nodes than fit is damage
+  if (header.nodes > (size - offset) / 10 || header.connectivity > MAX_LINKS || header.connectivityBase > MAX_LINKS)
+    throw new GraphFormatError(
+      `${path}: its header claims ${header.nodes} nodes of ${header.connectivity}/${header.connectivityBase} links, more than the file holds`,
+    );
+  return { header, entrySlot: field(4), offset };
 }
 
 /**

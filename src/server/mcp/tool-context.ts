@@ -1,8 +1,30 @@
 import type { McpServer } from '@modelcontextprotocol/server';
+import { describeError, isRetrieverError } from '../../errors.js';
+import type { Logger } from '../../util/log.js';
 import type { RetrieverSlot } from './retriever-slot.js';
 
 /** Runs retrieval work under admission control and a deadline. */
 export type Guard = <T>(work: () => Promise<T>) => Promise<T>;
+
+/**
+ * `guard`, and a served file found damaged by a request (INDEX_CORRUPT: a
+ * page of the store, a postings list) withdraws the corpora as a failed
+ * checksum does: /ready answers 503 and every search names the file and the
+ * rebuild command, instead of /ready saying 200 while searches fail.
+ */
+export function withdrawOnDamage(slot: RetrieverSlot, log: Logger, guard: Guard): Guard {
+  return async (work) => {
+    try {
+      return await guard(work);
+    } catch (err) {
+      if (isRetrieverError(err, 'INDEX_CORRUPT') && slot.ready) {
+        log.error(`${describeError(err)}; no longer answering searches`);
+        slot.withdraw(err);
+      }
+      throw err;
+    }
+  };
+}
 
 const built = new WeakMap<object, Map<string, unknown>>();
 

@@ -47,7 +47,7 @@ export function registerChunkResource(ctx: ToolContext): void {
       const id = decodePart(String(variables['id']), 'id');
       let chunks;
       try {
-        ({ chunks } = await fetchChunks(ctx.slot.get(), { id, corpus }));
+        ({ chunks } = await ctx.guard(() => fetchChunks(ctx.slot.get(), { id, corpus })));
       } catch (err) {
         // an unknown corpus is a resource that does not exist, not a server fault
         if (isRetrieverError(err, 'UNKNOWN_CORPUS')) throw new ResourceNotFoundError(uri.href, (err as Error).message);

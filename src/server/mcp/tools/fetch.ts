@@ -40,7 +40,7 @@ export function registerFetch(ctx: ToolContext): void {
     },
     async (args) => {
       checkToolArgs('fetch', args, shape);
-      const res = await fetchChunks(slot.get(), args);
+      const res = await ctx.guard(() => fetchChunks(slot.get(), args));
       const text = [
         ...res.chunks.map(formatChunk),
         ...(res.missing.length > 0 ? [`Not found: ${res.missing.join(', ')}`] : []),

@@ -5,6 +5,7 @@ import { Admission, type AdmissionOptions, type AnswerBudget } from '../../admis
 import { AnswerSizer } from '../../answer-size.js';
 import { createServer } from '../../mcp/create-server.js';
 import { describeState, type RetrieverSlot } from '../../mcp/retriever-slot.js';
+import { withdrawOnDamage } from '../../mcp/tool-context.js';
 import type { ConnectionStats } from './connections.js';
 import { createHttpServer, type HttpOptions } from './router.js';
 import { McpHttp, type McpHttpOptions } from './mcp-http.js';
@@ -40,7 +41,7 @@ export interface HttpApp {
 /** The HTTP server with its admission control, MCP sessions and REST routes, wired together. */
 export function createHttpApp(opts: HttpAppOptions): HttpApp {
   const admission = new Admission(opts.admission, (n) => opts.metrics.inFlight.set(n));
-  const guard = <T>(work: () => Promise<T>): Promise<T> => admission.run(work);
+  const guard = withdrawOnDamage(opts.slot, opts.log, (work) => admission.run(work));
   let retriever: Retriever | undefined;
   const answers = { budget: opts.answers, sizer: new AnswerSizer(opts.slot) };
   // MCP is up from the start, so a first run's initialize and tools/list are answered during the build
