@@ -45,7 +45,12 @@ export function isRetrieverError(err: unknown, code?: ErrorCode): err is Retriev
  * HF_ENDPOINT is never shown, logged or written down.
  */
 export function redactSecrets(text: string): string {
-  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)([^/\s:@'"]*):([^/\s@'"]+)@/gi, '$1$2:***@');
+  return (
+    text
+      .replace(/\b([a-z][a-z0-9+.-]*:\/\/)([^/\s:@'"]*):([^/\s@'"]+)@/gi, '$1$2:***@')
+      // user info with no scheme (`--backend user:secret@host:9200`), at the start of a word or a quoted value
+      .replace(/(^|[\s"'(=,])([^/\s:@'"(=,]+):([^/\s@'"]+)@(?=[^\s@])/g, '$1$2:***@')
+  );
 }
 
 /** The one-line text shown to a user for any thrown value, never a stack. */
@@ -68,4 +73,17 @@ export function describeValue(v: unknown, max = 60): string {
   if (typeof v === 'number' || typeof v === 'boolean' || v === null || v === undefined) return String(v);
   if (Array.isArray(v)) return `a list of ${v.length}`;
   return `a ${typeof v === 'object' ? 'JSON object' : typeof v}`;
+}
+
+/**
+ * Text from a file or a parser's message, safe to print: control characters
+ * and other unprintables as `\\xNN` / `\\uNNNN`, at most `max` characters. A
+ * binary file's parse error once wrote its raw bytes to the terminal.
+ */
+export function printable(text: string, max = 160): string {
+  const cut = text.length > max ? `${text.slice(0, max)}…` : text;
+  return cut.replace(/[\u0000-\u001f\u007f-\u009f\ud800-\udfff\ufffd]/g, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 256 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
 }

@@ -97,10 +97,17 @@ function rebuildWith(c: ServedCorpus, flags: EncoderFlags): string {
 
 function choiceFor(m: DenseManifest, flags: EncoderFlags): EncoderChoice {
   const e = m.encoder;
-  const explicit = flags.model !== undefined || flags.modelPath !== undefined;
+  // naming the index's own model (`--model intfloat/e5-base-v2` in a host's config) is not asking for another
+  const own =
+    flags.model === undefined || flags.model === e.model || (e.source.kind === 'hub' && flags.model === e.source.repo);
+  const explicit = !own || flags.modelPath !== undefined;
   const choice: EncoderChoice = {
     // a --model-path without --model is named after its directory, as a build names it
-    model: flags.model ?? (flags.modelPath ? basename(resolve(flags.modelPath)) : e.model),
+    model: flags.modelPath
+      ? (flags.model ?? basename(resolve(flags.modelPath)))
+      : own
+        ? e.model
+        : (flags.model as string),
     variant: flags.variant ?? e.variant,
     revision: e.source.kind === 'hub' && !explicit ? e.source.revision : 'main',
     device: flags.device,
@@ -118,7 +125,8 @@ function choiceFor(m: DenseManifest, flags: EncoderFlags): EncoderChoice {
   else if (!explicit && e.source.kind === 'hub') {
     choice.hubRepo = e.source.repo;
     // the index's own model at the commit it was built from: no hub request when the cache has it
-    if (e.source.commit !== undefined && flags.variant === undefined) choice.pinnedCommit = e.source.commit;
+    const sameVariant = flags.variant === undefined || variantFileOrUndefined(flags.variant) === e.variant;
+    if (e.source.commit !== undefined && sameVariant) choice.pinnedCommit = e.source.commit;
   }
   return choice;
 }

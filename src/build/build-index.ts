@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { RetrieverError } from '../errors.js';
+import { describeError, isRetrieverError, RetrieverError } from '../errors.js';
 import { Bm25Builder, postingsPerThread } from '../index/bm25/bm25-builder.js';
 import { LongLists, writeBlockMaxes } from '../index/bm25/block-max.js';
 import { averageLength, lengthNormTable, type Bm25Params } from '../index/bm25/scoring.js';
@@ -97,10 +97,30 @@ export async function buildIndex(opts: BuildOptions): Promise<BuildSummary> {
   try {
     return await buildLocked(opts);
   } catch (err) {
-    throw freeSpaceOnFullDisk(opts, err);
+    throw notePartialKept(opts, freeSpaceOnFullDisk(opts, err));
   } finally {
     lock.release();
   }
+}
+
+/**
+ * A failed build says where its partial directory stays and what to do with
+ * it: it was left behind in silence, holding its space. One with no finished
+ * phase holds nothing to resume and is removed. A stop says so in its own
+ * words (the CLI's resume hint); a full disk removed it.
+ */
+function notePartialKept(opts: BuildOptions, err: unknown): unknown {
+  const dir = partialDir(opts.indexDir, opts.name);
+  if (isRetrieverError(err, 'STOPPED') || !existsSync(dir)) return err;
+  if (!existsSync(join(dir, STATE_FILE))) {
+    rmSync(dir, { recursive: true, force: true });
+    return err;
+  }
+  const code = err instanceof RetrieverError ? err.code : 'BUILD';
+  const kept =
+    `; the partial build is kept in ${dir}: \`${opts.rebuildCommand} --resume\` continues it once the cause is fixed, ` +
+    'or delete it to free its space';
+  return new RetrieverError(code, `${describeError(err)}${kept}`, { cause: err });
 }
 
 /**
@@ -152,6 +172,8 @@ async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
   const buildId = newBuildId();
   const manifest = makeManifest(opts, input, ing, dense?.manifest ?? null, buildId, started);
   await finishFiles(opts, dir, storePath, manifest, dense?.files ?? []);
+  // a stop that came while the files were checksummed keeps the partial build: nothing is published
+  opts.signal?.throwIfAborted();
   const published = commitPartial(opts.indexDir, opts.name, buildId);
   if (published.keptPrevious) {
     opts.log.warn(
@@ -265,7 +287,10 @@ async function finishFiles(
   // the dense files alone have not been synced yet (the text phase's files were, and the meta
   // update's commit synced the store): their writeback runs while they are hashed, so the fsyncs
   // before the swap find little left to do
-  const [, files] = await Promise.all([fsyncFiles(denseFiles.map((f) => join(dir, f))), recordFiles(dir, fileNames)]);
+  const [, files] = await Promise.all([
+    fsyncFiles(denseFiles.map((f) => join(dir, f))),
+    recordFiles(dir, fileNames, opts.signal),
+  ]);
   manifest.files = files;
   writeFileAtomic(join(dir, INDEX_FILES.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
   verifyBeforePublish(dir, manifest);

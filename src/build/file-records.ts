@@ -4,8 +4,15 @@ import type { FileRecord } from '../index/manifest.js';
 import { fingerprintFiles } from '../index/file-integrity.js';
 
 /** Size, sha256 and block hashes of every file an index consists of, for the manifest. */
-export async function recordFiles(dir: string, names: string[]): Promise<Record<string, FileRecord>> {
-  const records = await fingerprintFiles(names.map((name) => join(dir, name)));
+export async function recordFiles(
+  dir: string,
+  names: string[],
+  signal?: AbortSignal,
+): Promise<Record<string, FileRecord>> {
+  const records = await fingerprintFiles(
+    names.map((name) => join(dir, name)),
+    signal,
+  );
   return Object.fromEntries(names.map((name, i) => [name, records[i] as FileRecord]));
 }
 

@@ -1,6 +1,6 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { fetchHubFile, fetchOptionalHubFile, repoCacheDir, type HubConfig, type HubFile } from '../hub/download.js';
+import { fetchRepoFiles, repoCacheDir, type HubConfig, type HubFile } from '../hub/download.js';
 import { hashFile } from '../util/hash-file.js';
 import type { EncoderSource } from '../core/contracts.js';
 import type { Pooling } from './embed-core.js';
@@ -103,13 +103,11 @@ export async function resolveModel(choice: EncoderChoice, hub: HubConfig): Promi
   let dir = snapshot;
   if (!cached) {
     const revision = pinned ?? choice.revision;
-    const paths: string[] = [];
-    for (const path of want) paths.push(await fetchHubFile(hub, { repoType: 'model', repo, revision, path }));
+    const file = (path: string): HubFile => ({ repoType: 'model', repo, revision, path });
     // the sentence-transformers files say how vectors are pooled and prompted; many ONNX repositories lack them
-    for (const path of SENTENCE_TRANSFORMERS_FILES)
-      await fetchOptionalHubFile(hub, { repoType: 'model', repo, revision, path });
+    const { required } = await fetchRepoFiles(hub, want.map(file), SENTENCE_TRANSFORMERS_FILES.map(file));
     // the snapshot directory (named by its commit) holds all three files
-    dir = dirname(paths[0] as string);
+    dir = dirname(required[0] as string);
   }
   const files = resolveModelDir(dir, choice.variant);
   const commit = basename(dir);

@@ -46,7 +46,26 @@ export interface HubConfig {
 export function hubUrl(endpoint: string, f: HubFile): string {
   const prefix = f.repoType === 'dataset' ? 'datasets/' : '';
   const path = f.path.split('/').map(encodeURIComponent).join('/');
-  return `${endpoint}/${prefix}${f.repo}/resolve/${encodeURIComponent(f.revision)}/${path}`;
+  return `${endpointBase(endpoint).base}/${prefix}${f.repo}/resolve/${encodeURIComponent(f.revision)}/${path}`;
+}
+
+/**
+ * An endpoint without the user info a mirror's URL may carry
+ * (`http://user:pw@mirror/`), and that user info as HTTP Basic credentials:
+ * fetch refuses a URL holding credentials, which read as a network error.
+ */
+function endpointBase(endpoint: string): { base: string; origin?: string; basic?: string } {
+  let u: URL;
+  try {
+    u = new URL(endpoint);
+  } catch {
+    return { base: endpoint };
+  }
+  if (u.username === '' && u.password === '') return { base: endpoint };
+  const basic = Buffer.from(`${decodeURIComponent(u.username)}:${decodeURIComponent(u.password)}`).toString('base64');
+  u.username = '';
+  u.password = '';
+  return { base: u.toString().replace(/\/$/, ''), origin: u.origin, basic };
 }
 
 interface RemoteInfo {
@@ -81,6 +100,15 @@ export async function fetchHubFile(cfg: HubConfig, f: HubFile): Promise<string> 
       cfg.log.warn(`cannot reach ${cfg.endpoint} (${(err as Error).message}); using the cached ${f.repo}/${f.path}`);
       return cached;
     }
+    if (err instanceof HubUnreachable) {
+      // an MCP host that starts the server without HF_HOME looks in another cache than the user's shell
+      throw new HubUnreachable(
+        'DOWNLOAD',
+        `${(err as Error).message}; the cache looked in, ${repoCacheDir(cfg.cacheDir, f)}, does not hold ${f.path} ` +
+          '(an MCP host may start the server without your HF_HOME: pass it in the host\'s "env")',
+        { cause: err },
+      );
+    }
     throw err;
   }
   const repoDir = repoCacheDir(cfg.cacheDir, f);
@@ -90,6 +118,39 @@ export async function fetchHubFile(cfg: HubConfig, f: HubFile): Promise<string> 
   linkSnapshot(blob, snapshot);
   recordRef(repoDir, f.revision, info.commit);
   return snapshot;
+}
+
+/**
+ * Several files of one repository (a model's), in order: the hub asked once
+ * per file while it answers; once it cannot be reached and a file is cached,
+ * the rest come from the cache without asking, under one warning. A restart
+ * without network printed a warning per file (seven for a model), each after
+ * its own failed request.
+ */
+export async function fetchRepoFiles(
+  cfg: HubConfig,
+  required: HubFile[],
+  optional: HubFile[] = [],
+): Promise<{ required: string[]; optional: Array<string | undefined> }> {
+  let unreachable: string | undefined;
+  // a request decides whether the hub answers; its warning is held back and said once, for all
+  const quiet: HubConfig = { ...cfg, log: { ...cfg.log, warn: (m: string) => (unreachable ??= m) } };
+  const fromCache: HubConfig = { ...quiet, offline: true };
+  const one = async <T>(get: (h: HubConfig) => Promise<T>): Promise<T> => {
+    if (unreachable === undefined) return get(quiet);
+    // a file the cache lacks is asked for after all: its own error says what went wrong
+    return get(fromCache).catch(() => get(quiet));
+  };
+  const req: string[] = [];
+  for (const f of required) req.push(await one((h) => fetchHubFile(h, f)));
+  const opt: Array<string | undefined> = [];
+  for (const f of optional) opt.push(await one((h) => fetchOptionalHubFile(h, f)));
+  if (unreachable !== undefined) {
+    const repo = required[0] ?? optional[0];
+    const where = repo ? repoCacheDir(cfg.cacheDir, repo) : cfg.cacheDir;
+    cfg.log.warn(`cannot reach ${cfg.endpoint}: using the files cached in ${where} (pass --offline to skip the hub)`);
+  }
+  return { required: req, optional: opt };
 }
 
 /**
@@ -139,7 +200,7 @@ async function headFile(cfg: HubConfig, f: HubFile): Promise<RemoteInfo> {
     res = await fetch(url, {
       method: 'HEAD',
       redirect: 'manual',
-      headers: authHeaders(cfg),
+      headers: authHeaders(cfg, url),
       signal: withSignal(cfg, cfg.timeoutMs ?? 30_000),
     });
   } catch (err) {
@@ -185,8 +246,11 @@ function cleanEtag(raw: string | null): string | undefined {
   return /^[\w.-]+$/.test(e) ? e : undefined;
 }
 
-function authHeaders(cfg: HubConfig): Record<string, string> {
-  return cfg.token ? { authorization: `Bearer ${cfg.token}` } : {};
+/** HF_TOKEN as a bearer token; else the endpoint's own user info, sent only to the endpoint's origin. */
+function authHeaders(cfg: HubConfig, url: string): Record<string, string> {
+  if (cfg.token) return { authorization: `Bearer ${cfg.token}` };
+  const { origin, basic } = endpointBase(cfg.endpoint);
+  return basic && new URL(url).origin === origin ? { authorization: `Basic ${basic}` } : {};
 }
 
 /**
@@ -255,7 +319,7 @@ async function downloadOnce(cfg: HubConfig, f: HubFile, info: RemoteInfo, part: 
     else return;
   }
   if (info.size !== undefined) checkSpace(part, info.size - have, f);
-  const headers: Record<string, string> = { ...authHeaders(cfg) };
+  const headers: Record<string, string> = { ...authHeaders(cfg, info.downloadUrl) };
   if (have > 0) headers['range'] = `bytes=${have}-`;
   const ctrl = new AbortController();
   const idleMs = cfg.timeoutMs ?? 60_000;

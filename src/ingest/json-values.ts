@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import { RetrieverError } from '../errors.js';
+import { printable, RetrieverError } from '../errors.js';
 import { readBlocks } from './byte-source.js';
 import type { ReadOptions } from './types.js';
 
@@ -121,7 +121,9 @@ class ElementScanner {
           cause: err,
         });
       }
-      throw new RetrieverError('BAD_INPUT', `${where} is not valid JSON: ${(err as Error).message}`, { cause: err });
+      throw new RetrieverError('BAD_INPUT', `${where} is not valid JSON: ${printable((err as Error).message)}`, {
+        cause: err,
+      });
     }
   }
 }

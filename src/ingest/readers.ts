@@ -1,4 +1,4 @@
-import { RetrieverError } from '../errors.js';
+import { printable, RetrieverError } from '../errors.js';
 import type { Metadata } from '../store/chunk-store.js';
 import { readJsonValues } from './json-values.js';
 import { readLineBatches } from './lines.js';
@@ -78,11 +78,17 @@ function notJsonLine(where: string, line: string, lineNo: number, err: unknown):
   if (err instanceof RangeError) return tooDeep(where, err);
   const head = line.trimStart()[0];
   const document = lineNo === 1 && (head === '[' || head === '{');
+  if (line.includes('\u0000')) {
+    return new RetrieverError(
+      'BAD_INPUT',
+      `${where}: holds NUL bytes, so this is a binary file, not JSON lines: pass the corpus's text file (.jsonl, or .jsonl.gz)`,
+    );
+  }
   return new RetrieverError(
     'BAD_INPUT',
     document
       ? `${where}: not a whole JSON value; the file looks like one JSON ${head === '[' ? 'array' : 'object'} spread over several lines, not JSON lines (one object per line): use --format multihop or graphrag for those datasets' JSON files, or convert it with \`jq -c '${head === '[' ? '.[]' : '.'}' FILE > corpus.jsonl\``
-      : `${where}: not valid JSON (${(err as Error).message})`,
+      : `${where}: not valid JSON (${printable((err as Error).message)})`,
     { cause: err },
   );
 }

@@ -25,6 +25,37 @@ export function forEachFdChunk(fd: number, onChunk: (chunk: Buffer) => void): vo
   }
 }
 
+/**
+ * forEachFileChunk for long passes on a thread that must stay responsive:
+ * every `yieldBytes` it lets the event loop run (a stop signal is handled
+ * there) and stops with the signal's reason once `signal` is aborted.
+ */
+export async function forEachFileChunkYielding(
+  path: string,
+  onChunk: (chunk: Buffer) => void,
+  signal?: AbortSignal,
+  yieldBytes = 32 * 2 ** 20,
+): Promise<void> {
+  const fd = openSync(path, 'r');
+  try {
+    const buf = Buffer.allocUnsafe(1 << 22);
+    for (let pos = 0, since = 0; ;) {
+      if (since >= yieldBytes) {
+        since = 0;
+        await new Promise((r) => setImmediate(r));
+      }
+      signal?.throwIfAborted();
+      const n = readSync(fd, buf, 0, buf.length, pos);
+      if (n === 0) break;
+      onChunk(buf.subarray(0, n));
+      pos += n;
+      since += n;
+    }
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Feeds a file through `hash` in 4 MiB reads and returns the hex digest. */
 export function hashFile(path: string, hash: Hash = createHash('sha256')): string {
   forEachFileChunk(path, (chunk) => hash.update(chunk));

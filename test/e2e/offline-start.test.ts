@@ -56,6 +56,12 @@ describe.skipIf(!HAS_SHARED)('an index built online, served again', () => {
     expect(hub.requests).toEqual([]);
   });
 
+  it("asks the hub nothing when the flags name the index's own model and variant (before: 7 HEADs)", async () => {
+    hub.requests.length = 0;
+    await denseSearch({ HF_ENDPOINT: hub.url }, ['--model', 'intfloat/e5-base-v2', '--model-variant', 'fp32']);
+    expect(hub.requests).toEqual([]);
+  });
+
   it('starts with no network and no --offline (before: died on an optional 404 file)', async () => {
     const stderr = await denseSearch({ HF_ENDPOINT: 'http://127.0.0.1:9' });
     expect(stderr).not.toMatch(/network error/);

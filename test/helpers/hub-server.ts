@@ -28,6 +28,8 @@ export interface HubServerOptions {
   /** Hub paths served with one flipped byte. */
   corrupt?: string[];
   token?: string;
+  /** "user:password" a mirror demands as HTTP Basic credentials (an HF_ENDPOINT with user info). */
+  basic?: string;
   /** Hub paths whose downloads trickle out over this many milliseconds (a slow first run). */
   slowMs?: Record<string, number>;
   /** Hub paths whose GET sends the file, then garbage without end (chunked, no Content-Length). */
@@ -140,7 +142,12 @@ export async function startHubServer(opts: HubServerOptions): Promise<HubServer>
   const server: Server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     requests.push(`${req.method} ${url.pathname}`);
-    if (opts.token && req.headers.authorization !== `Bearer ${opts.token}` && !url.pathname.startsWith('/cdn/')) {
+    const wanted = opts.token
+      ? `Bearer ${opts.token}`
+      : opts.basic
+        ? `Basic ${Buffer.from(opts.basic).toString('base64')}`
+        : undefined;
+    if (wanted && req.headers.authorization !== wanted && !url.pathname.startsWith('/cdn/')) {
       res.writeHead(401).end();
       return;
     }

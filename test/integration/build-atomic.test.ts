@@ -2,6 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, lstatSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { DensePhase } from '../../src/build/build-index.js';
+import { RetrieverError } from '../../src/errors.js';
 import { openCorpus } from '../../src/search/open-corpus.js';
 import { silentLogger } from '../../src/util/log.js';
 import { build, writeJsonl } from '../helpers/build.js';
@@ -20,7 +22,56 @@ function searchIds(indexDir: string, name: string, q: string): string[] {
   }
 }
 
+/** A logger that runs `on` for each info line, as a user's Ctrl-C would at that moment. */
+function loggerCalling(on: (line: string) => void) {
+  return { ...silentLogger, info: (m: string) => on(m) };
+}
+
 describe('atomic builds', () => {
+  it('a stop while the files are checksummed publishes nothing (before: published, said built, exit 143)', async () => {
+    const indexDir = join(tmp.dir, 'stop-checksum');
+    const input = writeJsonl(tmp.dir, 'sc.jsonl', [{ id: '1', contents: '"A"\nalpha beta' }]);
+    const stop = new AbortController();
+    const log = loggerCalling((m) => {
+      if (m.startsWith('checksumming')) stop.abort(new RetrieverError('STOPPED', 'SIGTERM'));
+    });
+    await expect(build({ name: 'c', input, format: 'wiki18', indexDir, log, signal: stop.signal })).rejects.toThrow(
+      /SIGTERM/,
+    );
+    expect(existsSync(join(indexDir, 'c'))).toBe(false);
+    expect(existsSync(join(indexDir, '.c.partial'))).toBe(true); // kept for --resume
+  });
+
+  it('a build that fails after a finished phase says where its partial build is kept, and how to go on', async () => {
+    const indexDir = join(tmp.dir, 'fail-dense');
+    const input = writeJsonl(tmp.dir, 'fd.jsonl', [{ id: '1', contents: '"A"\nalpha beta' }]);
+    const dense: DensePhase = {
+      counter: { id: 'words', words: () => [], count: (t) => t.split(' ').length },
+      fingerprint: 'failing',
+      run: async () => {
+        throw new RetrieverError('MODEL', 'the encoder failed');
+      },
+    };
+    const err = (await build({ name: 'c', input, format: 'wiki18', indexDir, dense }).catch(
+      (e: unknown) => e,
+    )) as Error;
+    expect(err.message).toMatch(
+      /the encoder failed; the partial build is kept in .*\.c\.partial: `.* --resume` continues it/,
+    );
+    expect(existsSync(join(indexDir, '.c.partial'))).toBe(true);
+  });
+
+  it('a build that fails before any phase finished leaves no partial directory behind', async () => {
+    const indexDir = join(tmp.dir, 'fail-early');
+    const bad = join(tmp.dir, 'binary.jsonl');
+    writeFileSync(bad, Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0x02, 0x01, 0x00, 0x00, 0x1b, 0x5b, 0x32, 0x4a, 0x0a]));
+    const err = (await build({ name: 'c', input: bad, format: 'jsonl', indexDir }).catch((e: unknown) => e)) as Error;
+    // a binary file is named as one, and none of its bytes reach the terminal (ESC [2J clears it)
+    expect(err.message).toMatch(/binary file, not JSON lines/);
+    expect(err.message).not.toMatch(/[\u0000-\u0008\u000e-\u001f\u007f]/);
+    expect(existsSync(join(indexDir, '.c.partial'))).toBe(false);
+  });
+
   it('publishes through a symlink swap and removes the previous build', async () => {
     const indexDir = join(tmp.dir, 'swap');
     const v1 = writeJsonl(tmp.dir, 'v1.jsonl', [{ id: '1', contents: '"A"\nalpha beta' }]);

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   cachedPath,
   fetchHubFile,
   fetchOptionalHubFile,
+  fetchRepoFiles,
   type HubConfig,
   type HubFile,
 } from '../../../src/hub/download.js';
@@ -74,6 +75,43 @@ describe.skipIf(!HAS_SHARED)('Hugging Face download against a local hub (HF_ENDP
     );
     const ok = await fetchHubFile(config(server.url, { token: 'hf_secret' }), file('config.json'));
     expect(JSON.parse(readFileSync(ok, 'utf8')).hidden_size).toBe(32);
+  });
+
+  it('takes an HF_ENDPOINT with user info as Basic credentials, never echoing the password (issue 47, item 11)', async () => {
+    server = await startHubServer({ repos: [repo], basic: 'lab:s3cret' });
+    const withUser = server.url.replace('http://', 'http://lab:s3cret@');
+    const ok = await fetchHubFile(config(withUser), file('onnx/model.onnx'));
+    expect(statSync(ok).size).toBeGreaterThan(0);
+    const wrong = server.url.replace('http://', 'http://lab:wrong@');
+    const err = (await fetchHubFile(config(wrong), file('config.json')).catch((e: unknown) => e)) as Error;
+    expect(err.message).toMatch(/answered 401/);
+    expect(err.message).not.toMatch(/wrong|s3cret/);
+  });
+
+  it('a restart without network: the cached files, one warning, not one a file (issue 48, item 6)', async () => {
+    server = await startHubServer({ repos: [repo] });
+    const cfg = config(server.url);
+    const required = ['config.json', 'tokenizer.json', 'onnx/model.onnx'].map(file);
+    const optional = ['modules.json', 'sentence_bert_config.json'].map(file);
+    await fetchRepoFiles(cfg, required, optional);
+    await server.close();
+    server = undefined;
+    const warnings: string[] = [];
+    const log = { ...silentLogger, warn: (m: string) => warnings.push(m) };
+    const got = await fetchRepoFiles({ ...cfg, endpoint: 'http://127.0.0.1:9', log }, required, optional);
+    expect(got.required.every((p) => existsSync(p))).toBe(true);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(
+      /cannot reach http:\/\/127\.0\.0\.1:9: using the files cached in .*models--Xenova--e5-tiny/,
+    );
+  });
+
+  it('a file neither reachable nor cached: the error names the cache it looked in (issue 48, item 5)', async () => {
+    const cfg = config('http://127.0.0.1:9');
+    const err = (await fetchHubFile(cfg, file('config.json')).catch((e: unknown) => e)) as Error;
+    expect(err.message).toMatch(/network error reaching/);
+    expect(err.message).toContain(join(cfg.cacheDir, 'models--Xenova--e5-tiny'));
+    expect(err.message).toMatch(/HF_HOME/);
   });
 
   it('serves from the cache offline, and names what is missing otherwise', async () => {
