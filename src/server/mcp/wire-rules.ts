@@ -55,9 +55,12 @@ export function rpcError(id: RequestId | null, code: number, message: string, da
   return { jsonrpc: '2.0', id, error: { code, message, ...(data !== undefined ? { data } : {}) } };
 }
 
-/** The spec type that describes each request method the server answers. */
+/**
+ * The spec type of each request method the server answers in both eras. Not
+ * `initialize` nor `logging/setLevel`: 2026-07-28 answers those as methods it
+ * does not define (404), whatever their params, and the SDK does so.
+ */
 const REQUEST_TYPES: Record<string, keyof typeof specTypeSchemas> = {
-  initialize: 'InitializeRequest',
   ping: 'PingRequest',
   'server/discover': 'DiscoverRequest',
   'tools/list': 'ListToolsRequest',
@@ -65,8 +68,6 @@ const REQUEST_TYPES: Record<string, keyof typeof specTypeSchemas> = {
   'resources/list': 'ListResourcesRequest',
   'resources/templates/list': 'ListResourceTemplatesRequest',
   'resources/read': 'ReadResourceRequest',
-  'prompts/list': 'ListPromptsRequest',
-  'logging/setLevel': 'SetLevelRequest',
 };
 
 /** A message's id when it has a usable one (JSON-RPC 2.0: null where it cannot be read). */
