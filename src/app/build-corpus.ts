@@ -172,7 +172,8 @@ async function openDensePhase(
   log: Logger,
 ): Promise<{ phase: DensePhase; window: number; close: () => Promise<void> }> {
   if (d.vectors) checkInputFile(d.vectors.path, d.vectors.format === 'faiss' ? '--faiss-index' : '--vectors');
-  const { encoder, source } = await openEncoder(d.encoder, hub);
+  // in a process of its own: a stop kills it mid-batch instead of waiting for the batch (encoder-child.ts)
+  const { encoder, source } = await openEncoder({ ...d.encoder, host: 'process' }, hub);
   log.info(
     `encoder ${encoder.id} on ${d.encoder.device} (dim ${encoder.dim}; graph: ${encoder.graph}); it embeds each chunk's ${d.vectors ? 'contents (imported vectors)' : (d.text ?? 'contents')}`,
   );

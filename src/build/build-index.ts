@@ -19,7 +19,7 @@ import { ChunkStoreWriter } from '../store/chunk-store-writer.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
 import { fsyncFiles, syncInBackground, writeFileAtomic } from '../util/fs-durable.js';
 import type { Logger } from '../util/log.js';
-import { createProgress, formatBytes, formatCount, formatDuration } from '../util/progress.js';
+import { createProgress, formatBytes, formatCount, formatDuration, underProgress } from '../util/progress.js';
 import { INDEX_FORMAT_VERSION, TOOL_VERSION } from '../version.js';
 import { dirBytes, recordFiles } from './file-records.js';
 import { loadState, stateKey, STATE_FILE, type BuildState, type IngestResult } from './build-state.js';
@@ -217,8 +217,12 @@ async function textPhase(
   // leave a torn store for a resume to reuse). The journaled meta update at the end then has
   // little left to flush (1M build: 730 ms of fsync there before, 40 ms after).
   const phaseFiles = TEXT_PHASE_FILES.map((f) => join(dir, f));
-  opts.log.info(`writing the text phase's ${formatBytes(filesBytes(phaseFiles))} to disk…`);
-  await fsyncFiles(phaseFiles);
+  const phaseBytes = filesBytes(phaseFiles);
+  opts.log.info(`writing the text phase's ${formatBytes(phaseBytes)} to disk…`);
+  await underProgress(
+    { label: 'sync to disk', total: phaseBytes, unit: 'MB', scale: 1e6, enabled: opts.progress },
+    () => fsyncFiles(phaseFiles),
+  );
   writeFileAtomic(join(dir, STATE_FILE), JSON.stringify(state));
   return state.ingest;
 }
@@ -283,14 +287,18 @@ async function finishFiles(
   writer.setMeta('manifest', JSON.stringify({ ...manifest, files: undefined }));
   writer.close();
   const fileNames = [...TEXT_PHASE_FILES, ...denseFiles];
-  opts.log.info(`checksumming ${formatBytes(filesBytes(fileNames.map((f) => join(dir, f))))} of index files…`);
+  const bytes = filesBytes(fileNames.map((f) => join(dir, f)));
+  opts.log.info(`checksumming ${formatBytes(bytes)} of index files…`);
   // the dense files alone have not been synced yet (the text phase's files were, and the meta
   // update's commit synced the store): their writeback runs while they are hashed, so the fsyncs
   // before the swap find little left to do
-  const [, files] = await Promise.all([
-    fsyncFiles(denseFiles.map((f) => join(dir, f))),
-    recordFiles(dir, fileNames, opts.signal),
-  ]);
+  const bar = { label: 'checksums', total: bytes, unit: 'MB', scale: 1e6, enabled: opts.progress };
+  const [, files] = await underProgress(bar, (p) =>
+    Promise.all([
+      fsyncFiles(denseFiles.map((f) => join(dir, f))),
+      recordFiles(dir, fileNames, opts.signal, (done) => p.update(done)),
+    ]),
+  );
   manifest.files = files;
   writeFileAtomic(join(dir, INDEX_FILES.manifest), `${JSON.stringify(manifest, null, 2)}\n`);
   verifyBeforePublish(dir, manifest);
@@ -425,32 +433,39 @@ async function loadChunks(
       if (illFormed++ === 0) firstIllFormed = where;
     },
   });
-  for await (const docs of batches) {
-    opts.signal?.throwIfAborted();
-    for (const doc of docs) {
-      const docNum = writer.addDocument(doc);
-      const suffixIds = opts.chunkSize > 0 && !doc.verbatim;
-      if (suffixIds) split = true;
-      const pieces = chunkDocument(doc, chunking);
-      if (pieces.length === 0 && empty++ === 0) firstEmpty = doc.id;
-      for (const piece of pieces) {
-        const num = writer.addChunk({
-          id: suffixIds ? `${doc.id}#${piece.position}` : doc.id,
-          docNum,
-          position: piece.position,
-          contents: piece.contents,
-          bodyStart: piece.bodyStart,
-          nTokens: piece.nTokens,
-        });
-        const wait = bm25.add(num, piece.contents);
-        if (wait) await wait;
-        tokens += piece.nTokens;
-      }
-    }
-    progress.update(bytesRead, counts);
+  try {
+    await ingestBatches();
+  } finally {
+    progress.close();
   }
-  progress.update(bytesRead);
-  progress.finish(counts());
+  async function ingestBatches(): Promise<void> {
+    for await (const docs of batches) {
+      opts.signal?.throwIfAborted();
+      for (const doc of docs) {
+        const docNum = writer.addDocument(doc);
+        const suffixIds = opts.chunkSize > 0 && !doc.verbatim;
+        if (suffixIds) split = true;
+        const pieces = chunkDocument(doc, chunking);
+        if (pieces.length === 0 && empty++ === 0) firstEmpty = doc.id;
+        for (const piece of pieces) {
+          const num = writer.addChunk({
+            id: suffixIds ? `${doc.id}#${piece.position}` : doc.id,
+            docNum,
+            position: piece.position,
+            contents: piece.contents,
+            bodyStart: piece.bodyStart,
+            nTokens: piece.nTokens,
+          });
+          const wait = bm25.add(num, piece.contents);
+          if (wait) await wait;
+          tokens += piece.nTokens;
+        }
+      }
+      progress.update(bytesRead, counts);
+    }
+    progress.update(bytesRead);
+    progress.finish(counts());
+  }
   if (missingIds > 0) {
     opts.log.warn(
       `${formatCount(missingIds)} records had no "id" (the first at ${firstMissing}) and were numbered by their position in the file; ` +

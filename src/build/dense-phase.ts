@@ -173,7 +173,8 @@ async function embedChunks(opts: DensePhaseOptions, ctx: DensePhaseContext, writ
         : undefined;
     let next = windowAt(done);
     for (let start = done; start < ctx.chunkCount; start += W) {
-      const pending = enc.embedPassages(next as string[], ctx.signal);
+      // the bar moves after each batch: a window of long passages is minutes on a CPU
+      const pending = enc.embedPassages(next as string[], ctx.signal, (n) => progress.update(start + n));
       // read the next window from SQLite while the encoder thread works
       next = windowAt(start + W);
       writer.append(await pending);
@@ -181,6 +182,7 @@ async function embedChunks(opts: DensePhaseOptions, ctx: DensePhaseContext, writ
     }
     progress.finish();
   } finally {
+    progress.close();
     store.close();
   }
 }
@@ -237,6 +239,7 @@ async function buildAnn(
     checkReach(builder, annPath, reader, ctx.log);
     checkpoint.remove();
   } finally {
+    progress.close();
     reader.close();
   }
 }

@@ -8,10 +8,12 @@ export async function recordFiles(
   dir: string,
   names: string[],
   signal?: AbortSignal,
+  onBytes?: (bytes: number) => void,
 ): Promise<Record<string, FileRecord>> {
   const records = await fingerprintFiles(
     names.map((name) => join(dir, name)),
     signal,
+    onBytes,
   );
   return Object.fromEntries(names.map((name, i) => [name, records[i] as FileRecord]));
 }

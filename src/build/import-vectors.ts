@@ -76,12 +76,13 @@ export async function importVectors(
         writing = writer.appendAsync(vecs);
       }
       await writing;
+      progress.update(writer.count);
+      progress.finish();
     } finally {
       // settle what is still in flight before the file is closed (an error leaves it unseen otherwise)
       await Promise.allSettled([next, writing]);
+      progress.close();
     }
-    progress.update(writer.count);
-    progress.finish();
     if (renormalised > 0)
       log.warn(`${formatCount(renormalised)} imported vectors were not unit length and were normalised`);
   } finally {

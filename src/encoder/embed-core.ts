@@ -74,9 +74,14 @@ export class EmbedCore {
   /**
    * Unit vectors for already-prefixed texts, in input order. `cancelled` is
    * asked before each batch: a stopped build waits for one batch, not for a
-   * whole window of thousands of passages.
+   * whole window of thousands of passages. `onBatch` hears how many texts are
+   * done after each batch (a build's progress).
    */
-  async embed(texts: readonly string[], cancelled?: () => boolean): Promise<Float32Array[]> {
+  async embed(
+    texts: readonly string[],
+    cancelled?: () => boolean,
+    onBatch?: (textsDone: number) => void,
+  ): Promise<Float32Array[]> {
     const encoded = texts.map((t) => this.tokenizer.encode(t, this.opts.maxLength).ids);
     const order = encoded
       .map((_, i) => i)
@@ -90,6 +95,7 @@ export class EmbedCore {
       const vecs = await this.runBatch(idx.map((i) => encoded[i] as number[]));
       idx.forEach((i, j) => (out[i] = vecs[j] as Float32Array));
       start = end;
+      onBatch?.(end);
     }
     return out;
   }

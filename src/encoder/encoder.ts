@@ -10,8 +10,12 @@ export interface Encoder extends QueryEncoder {
   readonly dim: number;
   readonly settings: EncoderSettings;
   embedQueries(texts: string[]): Promise<Float32Array[]>;
-  /** An aborted `signal` stops the work between batches and rejects with its reason. */
-  embedPassages(texts: string[], signal?: AbortSignal): Promise<Float32Array[]>;
+  /**
+   * An aborted `signal` stops the work (between batches, or at once where the
+   * encoder can be abandoned) and rejects with its reason; `onProgress` hears
+   * the texts done after each batch.
+   */
+  embedPassages(texts: string[], signal?: AbortSignal, onProgress?: (done: number) => void): Promise<Float32Array[]>;
   /** Counts chunk tokens exactly as the encoder will see them. */
   readonly tokenCounter: TokenCounter;
   close(): Promise<void>;

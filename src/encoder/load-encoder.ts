@@ -6,6 +6,7 @@ import type { EncoderSource } from '../core/contracts.js';
 import type { Pooling } from './embed-core.js';
 import { DEFAULT_MODEL, E5_PROMPTS, familyPrompts, ONNX_CONVERSIONS } from './model-ids.js';
 import { resolveModelDir, SENTENCE_TRANSFORMERS_FILES, variantFile, type ModelFiles } from './model-files.js';
+import type { EncoderHostKind } from './encoder-host.js';
 import { OnnxEncoder } from './onnx-encoder.js';
 import type { Device } from './onnx-session.js';
 
@@ -31,6 +32,8 @@ export interface EncoderChoice {
   maxPadding?: number;
   /** Fuse attention when the graph allows it (fast-session.ts); default true. */
   fuseAttention?: boolean;
+  /** Where the session runs (OnnxEncoderOptions.host): a build's encoder runs in a process a stop can kill. */
+  host?: EncoderHostKind;
   /** The settings below default to what the model's own files say (`encoderSettingsFor`). */
   maxLength?: number;
   pooling?: Pooling;
@@ -140,6 +143,7 @@ export async function openEncoder(
     batchSize: choice.batchSize,
     maxPadding: choice.maxPadding,
     fuseAttention: choice.fuseAttention ?? true,
+    ...(choice.host ? { host: choice.host } : {}),
     ...settings,
   });
   return { encoder, source: m.source };

@@ -4,8 +4,8 @@ import { MAX_PADDING_RATIO } from './batch-plan.js';
 import type { Pooling } from './embed-core.js';
 import type { Encoder, EncoderSettings } from './encoder.js';
 import { encoderId } from './encoder.js';
-import { encoderHost } from './encoder-host.js';
-import type { FromEncoder, ToEncoder } from './encoder-worker.js';
+import { buildEncoderHost, encoderHost, type EncoderHost, type EncoderHostKind } from './encoder-host.js';
+import type { FromEncoder, ToEncoder } from './encoder-serve.js';
 import type { ModelFiles } from './model-files.js';
 import type { Device } from './onnx-session.js';
 import { WordPieceTokenizer } from './wordpiece.js';
@@ -27,6 +27,12 @@ export interface OnnxEncoderOptions {
   pooling: Pooling;
   queryPrefix: string;
   passagePrefix: string;
+  /**
+   * Where the session runs: the process's encoder thread (queries; the
+   * default), or a process of its own that a stop kills at once, mid-batch
+   * (a build: encoder-child.ts says why).
+   */
+  host?: EncoderHostKind;
 }
 
 interface Pending {
@@ -34,9 +40,11 @@ interface Pending {
   reject: (e: Error) => void;
   /** The reason to reject with when the thread confirms a cancellation. */
   signal?: AbortSignal;
+  /** Texts done so far, after each batch. */
+  onProgress?: (done: number) => void;
 }
 
-/** An e5-style ONNX encoder whose session runs on a dedicated worker thread. */
+/** An e5-style ONNX encoder whose session runs on the encoder thread or in an encoder process. */
 export class OnnxEncoder implements Encoder {
   readonly id: string;
   readonly dim: number;
@@ -48,6 +56,7 @@ export class OnnxEncoder implements Encoder {
   private closed: (() => void) | undefined;
 
   private constructor(
+    private readonly host: EncoderHost,
     private readonly session: number,
     dim: number,
     opts: OnnxEncoderOptions,
@@ -85,7 +94,8 @@ export class OnnxEncoder implements Encoder {
       settle = resolve;
       fail = reject;
     });
-    const session = encoderHost.newSession((msg) => {
+    const host = opts.host === 'process' ? buildEncoderHost : encoderHost;
+    const session = host.newSession((msg) => {
       if (msg.type === 'ready') {
         graph = msg.graph;
         settle?.(msg.dim);
@@ -110,12 +120,12 @@ export class OnnxEncoder implements Encoder {
       },
     };
     try {
-      encoderHost.post(init);
+      host.post(init);
       const dim = await ready;
-      encoder = new OnnxEncoder(session, dim, opts, graph);
+      encoder = new OnnxEncoder(host, session, dim, opts, graph);
       return encoder;
     } catch (err) {
-      encoderHost.endSession(session);
+      host.endSession(session);
       throw err;
     }
   }
@@ -124,31 +134,32 @@ export class OnnxEncoder implements Encoder {
     return this.embedRaw(texts.map((t) => this.settings.queryPrefix + t));
   }
 
-  embedPassages(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  embedPassages(texts: string[], signal?: AbortSignal, onProgress?: (done: number) => void): Promise<Float32Array[]> {
     return this.embedRaw(
       texts.map((t) => this.settings.passagePrefix + t),
       signal,
+      onProgress,
     );
   }
 
   /**
-   * Texts already carrying their prefix. An aborted `signal` stops the thread
-   * before its next batch; the promise rejects with the signal's reason once
-   * the thread has stopped, so nothing runs on after the caller gave up.
+   * Texts already carrying their prefix. An aborted `signal` stops the work:
+   * a thread before its next batch (the promise rejects with the signal's
+   * reason once it has stopped, so nothing runs on after the caller gave up),
+   * a process at once, killed mid-batch (the encoder is then closed).
+   * `onProgress` hears the texts done after each batch.
    */
-  embedRaw(texts: string[], signal?: AbortSignal): Promise<Float32Array[]> {
+  embedRaw(texts: string[], signal?: AbortSignal, onProgress?: (done: number) => void): Promise<Float32Array[]> {
     if (this.dead) return Promise.reject(this.dead);
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
     if (texts.length === 0) return Promise.resolve([]);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      const msg: ToEncoder = { type: 'embed', session: this.session, id, texts };
+      const msg: ToEncoder = { type: 'embed', session: this.session, id, texts, progress: onProgress !== undefined };
       // the listener lives as long as the request: a build passes one signal to thousands of windows
       let detach = (): void => {};
       if (signal) {
-        const cancel = new Int32Array(new SharedArrayBuffer(4));
-        msg.cancel = cancel;
-        const onAbort = (): void => void Atomics.store(cancel, 0, 1);
+        const onAbort = this.stopOnAbort(msg, signal);
         signal.addEventListener('abort', onAbort, { once: true });
         detach = () => signal.removeEventListener('abort', onAbort);
       }
@@ -162,9 +173,24 @@ export class OnnxEncoder implements Encoder {
           reject(e);
         },
         ...(signal ? { signal } : {}),
+        ...(onProgress ? { onProgress } : {}),
       });
-      encoderHost.post(msg);
+      this.host.post(msg);
     });
+  }
+
+  /** What an abort does to request `msg`: a thread is asked to stop between batches, a process is killed. */
+  private stopOnAbort(msg: Extract<ToEncoder, { type: 'embed' }>, signal: AbortSignal): () => void {
+    if (this.host.kind === 'process') {
+      return () => {
+        const why = signal.reason as Error;
+        this.die(why);
+        this.host.abandon(why);
+      };
+    }
+    const cancel = new Int32Array(new SharedArrayBuffer(4));
+    msg.cancel = cancel;
+    return () => void Atomics.store(cancel, 0, 1);
   }
 
   async close(): Promise<void> {
@@ -172,13 +198,14 @@ export class OnnxEncoder implements Encoder {
     this.dead = new RetrieverError('MODEL', 'the encoder is closed');
     await new Promise<void>((resolve) => {
       this.closed = resolve;
-      encoderHost.post({ type: 'close', session: this.session });
+      this.host.post({ type: 'close', session: this.session });
     });
-    encoderHost.endSession(this.session);
+    this.host.endSession(this.session);
   }
 
   private onMessage(msg: FromEncoder): void {
     if (msg.type === 'closed') this.closed?.();
+    if (msg.type === 'progress') return this.pending.get(msg.id)?.onProgress?.(msg.done);
     if (msg.type !== 'done' && msg.type !== 'error') return;
     const p = this.pending.get(msg.id);
     if (!p) return;
@@ -196,8 +223,9 @@ export class OnnxEncoder implements Encoder {
   }
 
   die(err: Error): void {
-    this.dead ??= err instanceof RetrieverError ? err : new RetrieverError('MODEL', `encoder thread: ${err.message}`);
+    this.dead ??= err instanceof RetrieverError ? err : new RetrieverError('MODEL', `encoder: ${err.message}`);
     for (const p of this.pending.values()) p.reject(this.dead);
     this.pending.clear();
+    this.closed?.();
   }
 }

@@ -129,6 +129,7 @@ function exactTopK(opts: AnnRecallOptions): Array<Set<number>> {
     }
     progress.finish();
   } finally {
+    progress.close();
     reader.close();
   }
   return tops.map((t) => new Set(t.result().map((h) => h.num)));

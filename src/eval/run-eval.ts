@@ -62,16 +62,20 @@ export async function runEval(queries: EvalQuery[], opts: EvalOptions): Promise<
       enabled: opts.progress,
     });
     const lists: SearchHit[][] = [];
-    for (let i = 0; i < queries.length; i += BATCH) {
-      const batch = queries.slice(i, i + BATCH);
-      const res = await opts.retriever.searchMany(
-        batch.map((q) => q.text),
-        { topK: depth, mode, corpus: opts.corpus },
-      );
-      for (const r of res) lists.push((r as { results: SearchHit[] }).results);
-      progress.update(lists.length);
+    try {
+      for (let i = 0; i < queries.length; i += BATCH) {
+        const batch = queries.slice(i, i + BATCH);
+        const res = await opts.retriever.searchMany(
+          batch.map((q) => q.text),
+          { topK: depth, mode, corpus: opts.corpus },
+        );
+        for (const r of res) lists.push((r as { results: SearchHit[] }).results);
+        progress.update(lists.length);
+      }
+      progress.finish();
+    } finally {
+      progress.close();
     }
-    progress.finish();
     rows.push(...judge.rows(mode, queries, lists));
   }
   return rows;

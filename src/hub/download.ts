@@ -373,11 +373,12 @@ async function downloadOnce(cfg: HubConfig, f: HubFile, info: RemoteInfo, part: 
         checkedAt = done;
       }
     }
+    progress.finish(formatBytes(done));
   } finally {
     clearTimeout(idle);
     closeSync(fd);
+    progress.close();
   }
-  progress.finish(formatBytes(done));
   if (info.size !== undefined && done !== info.size) throw new Error(`got ${done} of ${info.size} bytes`);
 }
 

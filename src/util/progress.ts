@@ -1,7 +1,9 @@
 /**
  * A progress bar on stderr with rate and ETA. On a terminal it redraws one
  * line; otherwise (CI logs, files) it prints a plain line every few seconds so
- * logs stay readable.
+ * logs stay readable. Silence reads as a hang: while a bar is open it is
+ * drawn at least every HEARTBEAT_MS (2 s on a terminal, 30 s otherwise),
+ * with the time so far, even when no work has been counted meanwhile.
  */
 export interface ProgressOptions {
   label: string;
@@ -13,13 +15,22 @@ export interface ProgressOptions {
   intervalMs?: number;
   /** Work already done before this run (a resumed build): rate and ETA count only what this run does. */
   initial?: number;
+  /** Longest silence while the bar is open, ms (default HEARTBEAT_MS). */
+  heartbeatMs?: number;
+  /** Draw nothing, not even a final line, before this much time has passed, ms (a step that is usually quick). */
+  quietMs?: number;
 }
+
+/** Longest silence of an open bar, ms: on a terminal, and in a log. */
+export const HEARTBEAT_MS = { tty: 1000, plain: 30_000 } as const;
 
 export interface Progress {
   /** `extra` may be a function: it is only called when the line is redrawn. */
   update(done: number, extra?: string | (() => string)): void;
   tick(n?: number): void;
   finish(message?: string): void;
+  /** Stops the heartbeat without a final line (the work failed or stopped); nothing after `finish`. */
+  close(): void;
 }
 
 /** A progress bar's state, as listeners of `watchProgress` receive it. */
@@ -49,6 +60,7 @@ export function createProgress(opts: ProgressOptions): Progress {
   const enabled = opts.enabled ?? true;
   const tty = Boolean(stream.isTTY);
   const interval = opts.intervalMs ?? (tty ? 200 : 5000);
+  const heartbeat = opts.heartbeatMs ?? (tty ? HEARTBEAT_MS.tty : HEARTBEAT_MS.plain);
   const scale = opts.scale ?? 1;
   const unit = opts.unit ?? '';
   const start = performance.now();
@@ -62,7 +74,7 @@ export function createProgress(opts: ProgressOptions): Progress {
     const rate = secs > 0 ? (done - initial) / secs : 0;
     const parts = [opts.label];
     if (opts.total && opts.total > 0) {
-      const frac = Math.min(1, done / opts.total);
+      const frac = Math.min(1, Math.max(0, done / opts.total));
       const width = 24;
       const filled = Math.round(frac * width);
       parts.push(`[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${(frac * 100).toFixed(1)}%`);
@@ -72,7 +84,7 @@ export function createProgress(opts: ProgressOptions): Progress {
       parts.push(formatCount(done / scale));
     }
     parts.push(`${formatCount(rate / scale)} ${unit}/s`.trim());
-    if (final) parts.push(`in ${formatDuration(secs)}`);
+    parts.push(final ? `in ${formatDuration(secs)}` : `${formatDuration(secs)} so far`);
     const extra = typeof extraText === 'function' ? extraText() : extraText;
     if (extra) parts.push(extra);
     return parts.join('  ');
@@ -92,15 +104,30 @@ export function createProgress(opts: ProgressOptions): Progress {
     for (const w of watchers) w(e);
   };
 
-  const draw = (final: boolean): void => {
+  const draw = (final: boolean, force = false): void => {
     emit(final);
     if (!enabled) return;
     const now = performance.now();
-    if (!final && now - lastDraw < interval) return;
+    if (opts.quietMs !== undefined && lastDraw === 0 && now - start < opts.quietMs) return;
+    if (!final && !force && now - lastDraw < interval) return;
     lastDraw = now;
     const line = render(final);
     if (tty) stream.write(`\r\x1b[2K${line}${final ? '\n' : ''}`);
     else stream.write(`${line}\n`);
+  };
+
+  // the heartbeat: a bar whose work is counted rarely (a window of long passages) still speaks
+  let beat: NodeJS.Timeout | undefined = setInterval(
+    () => {
+      if (performance.now() - lastDraw >= heartbeat - 50) draw(false, true);
+      else emit(false);
+    },
+    Math.min(heartbeat, 1000),
+  );
+  beat.unref();
+  const stopBeat = (): void => {
+    clearInterval(beat);
+    beat = undefined;
   };
 
   return {
@@ -114,10 +141,36 @@ export function createProgress(opts: ProgressOptions): Progress {
       draw(false);
     },
     finish(message?: string) {
+      if (!beat) return;
+      stopBeat();
       if (message !== undefined) extraText = message;
       draw(true);
     },
+    close() {
+      if (!beat) return;
+      stopBeat();
+      // a redrawn terminal line is ended, so the next message starts on a line of its own
+      if (enabled && tty && lastDraw > 0) stream.write('\n');
+    },
   };
+}
+
+/**
+ * Runs `work` under a bar of its own, finished when the work is and closed
+ * if it fails: a step that cannot count its own progress (an fsync) still
+ * shows, every heartbeat, that it is alive and for how long. Nothing is
+ * drawn for a step done within a second.
+ */
+export async function underProgress<T>(opts: ProgressOptions, work: (p: Progress) => Promise<T>): Promise<T> {
+  const p = createProgress({ quietMs: 1000, ...opts });
+  try {
+    const out = await work(p);
+    if (opts.total !== undefined) p.update(opts.total);
+    p.finish();
+    return out;
+  } finally {
+    p.close();
+  }
 }
 
 export function formatCount(n: number): string {

@@ -1,11 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeJsonl } from '../helpers/build.js';
-import { TINY_MODEL, tinyBuildArgs } from '../helpers/encoder.js';
+import { TINY_MODEL } from '../helpers/encoder.js';
 import { startHubServer, type HubServer } from '../helpers/hub-server.js';
 import { makeLongPassages } from '../helpers/long-passages.js';
+import { writeSlowModel } from '../helpers/slow-model.js';
 import { connectStdio, runBinAsync, type ToolText } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 
@@ -101,32 +102,97 @@ describe.skipIf(!HAS_SHARED)('a first-run build stops with the server', () => {
   );
 });
 
-describe.skipIf(!HAS_SHARED)('one Ctrl-C stops `retriever-mcp build` cleanly', () => {
+/**
+ * A real encoder whose batches take seconds (test/helpers/slow-model.ts): 32 passages of ~500
+ * tokens through 24 dense layers of 768 on one thread. Before, a stop waited for the batch in
+ * ONNX Runtime to end: 4.5–24 s, once 272 s. The build's encoder now runs in a process a stop
+ * kills at once.
+ */
+describe.skipIf(!HAS_SHARED)('a stop in the middle of an encoder batch (issue 48, item 3)', () => {
+  let slow: string;
   let input: string;
   beforeAll(() => {
-    input = writeJsonl(tmp.dir, 'long.jsonl', makeLongPassages(20_000, 200));
+    slow = writeSlowModel(join(tmp.dir, 'slow-model'), { hidden: 768, layers: 24 });
+    input = writeJsonl(tmp.dir, 'long.jsonl', makeLongPassages(32, 480));
   });
+  const buildArgs = (indexDir: string): string[] => [
+    ...['--name', 'c', '--input', input, '--format', 'wiki18', '--index-dir', indexDir, '--model-path', slow],
+    ...['--encoder-threads', '1', '--batch-size', '32', '--embed-window', '32'],
+  ];
+  /** Waits until the encoder is at work on its first batch, then a moment more. */
+  const inBatch = async (p: Proc): Promise<void> => {
+    await until('the encoder phase', () => /writing the text phase/.test(p.stderr()), 60_000);
+    await new Promise((r) => setTimeout(r, 1000));
+  };
 
-  it('during the encoder phase: exit 130, no native abort, a resume finishes the same build', async () => {
+  it('`retriever-mcp build`, one Ctrl-C: exit 130 at once, lock released, the resume finishes the same build', async () => {
     const indexDir = join(tmp.dir, 'ctrl-c');
-    const args = [...tinyBuildArgs('c', input, indexDir), '--no-progress', '--embed-window', '1024'];
-    const p = start(BIN.server, ['build', ...args]);
-    const vectors = join(indexDir, '.c.partial', 'vectors.bin');
-    await until('the first vectors', () => existsSync(vectors) && statSync(vectors).size > 0, 120_000);
+    const p = start(BIN.server, ['build', ...buildArgs(indexDir)]);
+    await inBatch(p);
     const asked = Date.now();
     p.child.kill('SIGINT');
     const { code, signal, at } = await p.exited;
     expect(signal, p.stderr()).toBeNull();
     expect(code, p.stderr()).toBe(130);
+    // a batch takes seconds here (several times this on a slower machine); the stop does not wait for it
+    expect(at - asked, p.stderr()).toBeLessThan(4000);
     expect(p.stderr()).not.toMatch(/terminate called|Napi::Error|Aborted/);
     expect(p.stderr()).toMatch(/Resume with: retriever-mcp build --name c .* --resume/);
-    expect(at - asked).toBeLessThan(15_000);
     expect(existsSync(join(indexDir, '.c.lock'))).toBe(false);
-    expect(statSync(vectors).size).toBeGreaterThan(0);
-    const resumed = await runBinAsync(BIN.server, ['build', ...args, '--resume']);
+    const resumed = await runBinAsync(BIN.server, ['build', ...buildArgs(indexDir), '--resume', '--no-progress']);
     expect(resumed.status, resumed.stderr).toBe(0);
-    expect(resumed.stderr).toMatch(/resume: [\d.,k]+ of 20\.0k chunk vectors already computed/);
-  }, 240_000);
+    expect(resumed.stderr).toMatch(/resume: text and BM25 phase already done/);
+  }, 180_000);
+
+  const cases: Array<[string, (p: Proc) => void, string[]]> = [
+    ['stdin closing', (p) => p.child.stdin?.end(), []],
+    ['one SIGTERM', (p) => p.child.kill('SIGTERM'), []],
+    ['one SIGINT', (p) => p.child.kill('SIGINT'), []],
+    ['one SIGTERM over HTTP, /ready naming the embedding', (p) => p.child.kill('SIGTERM'), ['--transport', 'http']],
+  ];
+  it.each(cases)(
+    "a server's first-run build, %s: the server exits at once, its partial build kept for the next start",
+    async (label, stop, transport) => {
+      const dir = join(tmp.dir, `slow-first-${label.replace(/\W+/g, '-')}`);
+      const indexDir = join(dir, 'indexes');
+      const slowHub = await startHubServer({
+        repos: [
+          { repoType: 'model', repo: 'Xenova/e5-base-v2', dir: slow },
+          {
+            repoType: 'dataset',
+            repo: 'yixuantt/MultiHopRAG',
+            dir: sharedPath('data/multihop-rag'),
+            files: { 'corpus.json': 'corpus.surrogate.json', 'MultiHopRAG.json': 'MultiHopRAG.surrogate.json' },
+          },
+        ],
+      });
+      try {
+        const env = { ...firstRunEnv(dir), HF_ENDPOINT: slowHub.url };
+        const args = ['--corpus', 'multihop', '--index-dir', indexDir, '--encoder-threads', '1', '--batch-size', '64'];
+        const p = start(BIN.server, [...args, ...transport, ...(transport.length ? ['--port', '0'] : [])], env);
+        await until('the encoder phase', () => /encoder intfloat\/e5-base-v2/.test(p.stderr()), 60_000);
+        await new Promise((r) => setTimeout(r, 1500));
+        if (transport.length > 0) {
+          // before: /ready and list_corpora said "ingest 100% done" all through the embedding
+          const url = /listening on (http:\/\/\S+)/.exec(p.stderr())?.[1] as string;
+          const ready = await fetch(`${url}/ready`);
+          expect(ready.status).toBe(503);
+          expect(await ready.text()).toMatch(/building \(first run\): embed intfloat\/e5-base-v2 \d+% done/);
+        }
+        const asked = Date.now();
+        stop(p);
+        const { code, at } = await p.exited;
+        expect(code, p.stderr()).toBe(0);
+        expect(at - asked, p.stderr()).toBeLessThan(4000);
+        expect(existsSync(join(indexDir, '.multihop.lock'))).toBe(false);
+        expect(p.stderr()).toMatch(/first-run build stopped/);
+        expect(existsSync(join(indexDir, '.multihop.partial', 'build-state.json'))).toBe(true);
+      } finally {
+        await slowHub.close();
+      }
+    },
+    120_000,
+  );
 });
 
 describe.skipIf(!HAS_SHARED)('first runs that share an index directory or a cache', () => {

@@ -68,6 +68,7 @@ export async function pushCorpus(client: EngineClient, o: PushOptions): Promise<
         manifest.dense.vectors.count,
       )
     : null;
+  const closers: Array<() => void> = [];
   try {
     await ensureCatalogue(client);
     await refuseCollisions(client, o.name);
@@ -104,6 +105,7 @@ export async function pushCorpus(client: EngineClient, o: PushOptions): Promise<
     await writeCatalogue(client, entry);
     const batch = o.batchChunks ?? 500;
     const bar = createProgress({ label: `push ${o.name}`, total, unit: 'chunks', enabled: o.progress, initial: from });
+    closers.push(() => bar.close());
     for (let at = from; at < total; at += batch) {
       o.signal?.throwIfAborted();
       const end = Math.min(total, at + batch);
@@ -149,6 +151,7 @@ export async function pushCorpus(client: EngineClient, o: PushOptions): Promise<
     }
     return { index, chunks: total, resumedAt: from, seconds: (performance.now() - started) / 1000, upToDate: false };
   } finally {
+    for (const close of closers) close();
     vectors?.close();
     store.close();
   }

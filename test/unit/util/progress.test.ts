@@ -31,4 +31,25 @@ describe('progress', () => {
     expect(rate(fresh.lines[0]!)).toBeGreaterThan(5 * rate(resumed.lines[0]!));
     expect(resumed.lines[0]).toContain('950/1000');
   });
+
+  it('an open bar speaks every heartbeat with no work counted, and falls silent once closed (issue 48, item 2)', async () => {
+    const out = capture();
+    const p = createProgress({ label: 'embed', total: 10, stream: out.stream, heartbeatMs: 100 });
+    await new Promise((r) => setTimeout(r, 550));
+    const beats = out.lines.length;
+    // the first at once, then one every 100 ms: no update() was called at all
+    expect(beats).toBeGreaterThanOrEqual(4);
+    expect(out.lines.at(-1)).toMatch(/embed .* 0\/10 .* so far/);
+    p.close();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(out.lines.length).toBe(beats);
+  });
+
+  it('a quick step under quietMs draws nothing, not even its final line', () => {
+    const out = capture();
+    const p = createProgress({ label: 'sync', total: 10, stream: out.stream, quietMs: 1000, intervalMs: 0 });
+    p.update(5);
+    p.finish();
+    expect(out.lines).toEqual([]);
+  });
 });

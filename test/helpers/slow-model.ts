@@ -1,0 +1,99 @@
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TINY_MODEL } from './encoder.js';
+
+/**
+ * A real ONNX model that is slow on purpose, for tests of what a long encoder
+ * batch does to a build (progress, stops): the token ids, cast to floats,
+ * through `layers` dense layers of `hidden` × `hidden` (one weight matrix,
+ * shared, so the file stays small) with tanh between them, as
+ * `last_hidden_state`. About 2 · layers · hidden² multiply-adds a token, in
+ * ONNX Runtime like any model; its vectors mean nothing. The directory holds
+ * the tiny e5's tokenizer and a config.json with this hidden size.
+ */
+export function writeSlowModel(dir: string, opts: { hidden: number; layers: number }): string {
+  const { hidden: d, layers } = opts;
+  mkdirSync(join(dir, 'onnx'), { recursive: true });
+  for (const f of ['tokenizer.json', 'vocab.txt', 'special_tokens_map.json', 'tokenizer_config.json'])
+    copyFileSync(join(TINY_MODEL, f), join(dir, f));
+  writeFileSync(
+    join(dir, 'config.json'),
+    JSON.stringify({ model_type: 'bert', hidden_size: d, vocab_size: 30522, max_position_embeddings: 512 }),
+  );
+  const nodes: Uint8Array[] = [
+    node('Cast', ['input_ids'], ['ids_f'], [intAttr('to', FLOAT)]),
+    node('Unsqueeze', ['ids_f'], ['x_in'], [intsAttr('axes', [2])]),
+    node('MatMul', ['x_in', 'w_in'], ['h0']),
+  ];
+  for (let i = 0; i < layers; i++) {
+    nodes.push(node('MatMul', [`h${i}`, 'w'], [`m${i}`]));
+    nodes.push(node('Tanh', [`m${i}`], [i === layers - 1 ? 'last_hidden_state' : `h${i + 1}`]));
+  }
+  const w = new Float32Array(d * d).map((_, i) => Math.sin(i) / Math.sqrt(d));
+  const wIn = new Float32Array(d).map((_, i) => Math.cos(i) / 30522);
+  const graph = concat([
+    ...nodes.map((n) => field(1, n)),
+    field(2, str('slow')),
+    field(5, tensor('w_in', [1, d], wIn)),
+    field(5, tensor('w', [d, d], w)),
+    field(11, valueInfo('input_ids', INT64, ['batch', 'seq'])),
+    field(11, valueInfo('attention_mask', INT64, ['batch', 'seq'])),
+    field(12, valueInfo('last_hidden_state', FLOAT, ['batch', 'seq', d])),
+  ]);
+  const model = concat([varintField(1, 7), field(7, graph), field(8, concat([field(1, str('')), varintField(2, 11)]))]);
+  writeFileSync(join(dir, 'onnx', 'model.onnx'), model);
+  return dir;
+}
+
+const FLOAT = 1;
+const INT64 = 7;
+const enc = new TextEncoder();
+
+function varint(v: number): number[] {
+  const out: number[] = [];
+  for (; v >= 128; v = Math.floor(v / 128)) out.push((v % 128) | 128);
+  out.push(v);
+  return out;
+}
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+const str = (s: string): Uint8Array => enc.encode(s);
+const field = (no: number, payload: Uint8Array): Uint8Array =>
+  concat([Uint8Array.from([...varint(no * 8 + 2), ...varint(payload.length)]), payload]);
+const varintField = (no: number, v: number): Uint8Array => Uint8Array.from([...varint(no * 8), ...varint(v)]);
+
+function node(op: string, inputs: string[], outputs: string[], attrs: Uint8Array[] = []): Uint8Array {
+  return concat([
+    ...inputs.map((i) => field(1, str(i))),
+    ...outputs.map((o) => field(2, str(o))),
+    field(3, str(`${op}_${outputs[0]}`)),
+    field(4, str(op)),
+    ...attrs.map((a) => field(5, a)),
+  ]);
+}
+const intAttr = (name: string, v: number): Uint8Array =>
+  concat([field(1, str(name)), varintField(3, v), varintField(20, 2)]);
+const intsAttr = (name: string, vs: number[]): Uint8Array =>
+  concat([field(1, str(name)), ...vs.map((v) => varintField(8, v)), varintField(20, 7)]);
+
+function tensor(name: string, dims: number[], values: Float32Array): Uint8Array {
+  return concat([
+    ...dims.map((x) => varintField(1, x)),
+    varintField(2, FLOAT),
+    field(8, str(name)),
+    field(9, new Uint8Array(values.buffer)),
+  ]);
+}
+
+function valueInfo(name: string, elem: number, dims: Array<number | string>): Uint8Array {
+  const shape = concat(dims.map((x) => field(1, typeof x === 'number' ? varintField(1, x) : field(2, str(x)))));
+  const tensorType = concat([varintField(1, elem), field(2, shape)]);
+  return concat([field(1, str(name)), field(2, field(1, tensorType))]);
+}
