@@ -3,7 +3,7 @@ import { buildIndex, type BuildSummary, type DensePhase } from '../build/build-i
 import { createDensePhase } from '../build/dense-phase.js';
 import { CHUNK_SIZE_BY_FORMAT, DEFAULTS } from '../config.js';
 import type { CorpusFormat } from '../core/contracts.js';
-import { modelHubFiles, openEncoder, type EncoderChoice } from '../encoder/load-encoder.js';
+import { describeEncoder, modelHubFiles, openEncoder, type EncoderChoice } from '../encoder/load-encoder.js';
 import { RetrieverError } from '../errors.js';
 import { cachedPath, type HubConfig, type HubFile } from '../hub/download.js';
 import type { Bm25Params } from '../index/bm25/scoring.js';
@@ -175,7 +175,7 @@ async function openDensePhase(
   // in a process of its own: a stop kills it mid-batch instead of waiting for the batch (encoder-child.ts)
   const { encoder, source } = await openEncoder({ ...d.encoder, host: 'process' }, hub);
   log.info(
-    `encoder ${encoder.id} on ${d.encoder.device} (dim ${encoder.dim}; graph: ${encoder.graph}); it embeds each chunk's ${d.vectors ? 'contents (imported vectors)' : (d.text ?? 'contents')}`,
+    `encoder ${encoder.id} on ${d.encoder.device} (${describeEncoder(encoder)}); it embeds each chunk's ${d.vectors ? 'contents (imported vectors)' : (d.text ?? 'contents')}`,
   );
   const phase = createDensePhase({
     encoder,

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { basename, resolve } from 'node:path';
 import type { Encoder } from '../encoder/encoder.js';
-import { openEncoder, sourceLabel, type EncoderChoice } from '../encoder/load-encoder.js';
+import { describeEncoder, openEncoder, sourceLabel, type EncoderChoice } from '../encoder/load-encoder.js';
 import { variantFile } from '../encoder/model-files.js';
 import type { Device } from '../encoder/onnx-session.js';
 import { RetrieverError } from '../errors.js';
@@ -54,9 +54,7 @@ export async function openCorpusEncoders(
     for (const { choice, corpora: members } of groups.values()) {
       const { encoder, source } = await openEncoder(choice, hub);
       all.push(encoder);
-      log.info(
-        `encoder ${encoder.id} from ${sourceLabel(source)} on ${choice.device} (dim ${encoder.dim}; graph: ${encoder.graph})`,
-      );
+      log.info(`encoder ${encoder.id} from ${sourceLabel(source)} on ${choice.device} (${describeEncoder(encoder)})`);
       for (const c of members) {
         checkCompatible(c, encoder, flags);
         encoders.set(c.name, encoder);

@@ -1,11 +1,14 @@
 import { existsSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
+import { RetrieverError } from '../errors.js';
 import { fetchRepoFiles, repoCacheDir, type HubConfig, type HubFile } from '../hub/download.js';
 import { hashFile } from '../util/hash-file.js';
 import type { EncoderSource } from '../core/contracts.js';
 import type { Pooling } from './embed-core.js';
 import { DEFAULT_MODEL, E5_PROMPTS, familyPrompts, ONNX_CONVERSIONS } from './model-ids.js';
 import { resolveModelDir, SENTENCE_TRANSFORMERS_FILES, variantFile, type ModelFiles } from './model-files.js';
+import { knownShape, shapeMismatches, type ShapeFacts } from './model-shapes.js';
+import { MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, readModelJson } from './read-model-file.js';
 import type { EncoderHostKind } from './encoder-host.js';
 import { OnnxEncoder } from './onnx-encoder.js';
 import type { Device } from './onnx-session.js';
@@ -95,6 +98,8 @@ export async function resolveModel(choice: EncoderChoice, hub: HubConfig): Promi
   if (choice.modelPath) {
     const dir = resolve(choice.modelPath);
     const files = resolveModelDir(dir, choice.variant);
+    // a directory given without --model is named after itself, as openEncoder names it
+    checkModelShape([choice.model === DEFAULT_MODEL ? basename(dir) : choice.model], files.config, files.tokenizer);
     return { files, source: { kind: 'local', path: dir }, sha256: modelSha256(files.onnx) };
   }
   const repo = hubRepoOf(choice);
@@ -108,17 +113,54 @@ export async function resolveModel(choice: EncoderChoice, hub: HubConfig): Promi
     const revision = pinned ?? choice.revision;
     const file = (path: string): HubFile => ({ repoType: 'model', repo, revision, path });
     // the sentence-transformers files say how vectors are pooled and prompted; many ONNX repositories lack them
-    const { required } = await fetchRepoFiles(hub, want.map(file), SENTENCE_TRANSFORMERS_FILES.map(file));
+    // config.json and tokenizer.json come first: a model file that is not this model's is refused
+    // before its hundreds of megabytes are downloaded
+    const got = new Map<string, string>();
+    const { required } = await fetchRepoFiles(hub, want.map(file), SENTENCE_TRANSFORMERS_FILES.map(file), (f, p) => {
+      got.set(f.path, p);
+      if (f.path === 'tokenizer.json') checkModelShape([choice.model, repo], got.get('config.json'), p);
+    });
     // the snapshot directory (named by its commit) holds all three files
     dir = dirname(required[0] as string);
   }
   const files = resolveModelDir(dir, choice.variant);
+  if (cached) checkModelShape([choice.model, repo], files.config, files.tokenizer);
   const commit = basename(dir);
   return {
     files,
     source: { kind: 'hub', repo, revision: choice.revision, ...(/^[0-9a-f]{40}$/.test(commit) ? { commit } : {}) },
     sha256: modelSha256(files.onnx),
   };
+}
+
+/**
+ * Refuses a model whose config.json or tokenizer.json contradicts the known
+ * shape of the model it is named as (model-shapes.ts), naming the file and
+ * each mismatch. Unknown models pass: their own files describe them.
+ */
+function checkModelShape(names: readonly string[], configPath?: string, tokenizerPath?: string): void {
+  const shape = knownShape(names);
+  if (!shape) return;
+  const facts: Array<[string, ShapeFacts]> = [];
+  if (configPath) {
+    const c = readModelJson(configPath, MAX_CONFIG_BYTES) as Record<string, unknown>;
+    const n = (k: string): number | undefined => (typeof c?.[k] === 'number' ? (c[k] as number) : undefined);
+    facts.push([configPath, { hidden: n('hidden_size'), vocab: n('vocab_size'), layers: n('num_hidden_layers') }]);
+  }
+  if (tokenizerPath) {
+    const t = readModelJson(tokenizerPath, MAX_TOKENIZER_BYTES) as { model?: { vocab?: object } } | null;
+    const vocab = t?.model?.vocab;
+    if (vocab && typeof vocab === 'object') facts.push([tokenizerPath, { vocab: Object.keys(vocab).length }]);
+  }
+  for (const [path, f] of facts) {
+    const bad = shapeMismatches(shape, f);
+    if (bad.length === 0) continue;
+    throw new RetrieverError(
+      'MODEL',
+      `${path} does not describe ${names[0]}: ${bad.join(', ')}. The mirror, cache or download that gave it is not that ` +
+        `model's: delete the cached copy (or check HF_ENDPOINT), or pass a model of your own with --model-path DIR --model NAME`,
+    );
+  }
 }
 
 /** The hub repository a choice downloads from: its own, else the known ONNX conversion of the model, else the model id. */
@@ -166,6 +208,17 @@ export function modelSha256(path: string): string {
   const digest = hashFile(real);
   shaMemo.set(key, digest);
   return digest;
+}
+
+/**
+ * What an encoder is, for the start-up line: its dimension and pooling, the
+ * graph it runs, and, for a model of no known family, that its own files set
+ * them (nothing here could check them).
+ */
+export function describeEncoder(e: OnnxEncoder): string {
+  const s = e.settings;
+  const unknown = knownShape([s.model]) ? '' : '; not a model this server knows: its own files set both';
+  return `dim ${e.dim}, ${s.pooling} pooling${unknown}; graph: ${e.graph}`;
 }
 
 export function sourceLabel(s: EncoderSource): string {

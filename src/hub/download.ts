@@ -131,6 +131,8 @@ export async function fetchRepoFiles(
   cfg: HubConfig,
   required: HubFile[],
   optional: HubFile[] = [],
+  /** Called with each required file once it is in place, before the next is fetched; it may throw to stop. */
+  onFile?: (f: HubFile, path: string) => void,
 ): Promise<{ required: string[]; optional: Array<string | undefined> }> {
   let unreachable: string | undefined;
   // a request decides whether the hub answers; its warning is held back and said once, for all
@@ -142,7 +144,10 @@ export async function fetchRepoFiles(
     return get(fromCache).catch(() => get(quiet));
   };
   const req: string[] = [];
-  for (const f of required) req.push(await one((h) => fetchHubFile(h, f)));
+  for (const f of required) {
+    req.push(await one((h) => fetchHubFile(h, f)));
+    onFile?.(f, req.at(-1) as string);
+  }
   const opt: Array<string | undefined> = [];
   for (const f of optional) opt.push(await one((h) => fetchOptionalHubFile(h, f)));
   if (unreachable !== undefined) {

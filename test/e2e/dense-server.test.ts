@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OnnxSession } from '../../src/encoder/onnx-session.js';
@@ -5,6 +6,7 @@ import { makeAlteredTinyModel, openTinyEncoder, TINY_MODEL, tinyBuildArgs } from
 import { connectStdio, runBin, runBinAsync, type ToolText } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir } from '../helpers/paths.js';
 import { writeJsonl } from '../helpers/build.js';
+import { writeE5BaseStandIn } from '../helpers/slow-model.js';
 
 const tmp = makeTempDir();
 const indexDir = join(tmp.dir, 'indexes');
@@ -157,8 +159,9 @@ describe.skipIf(!HAS_SHARED)('dense and hybrid search over MCP (tiny-e5)', () =>
 describe.skipIf(!HAS_SHARED)('model download through HF_ENDPOINT, end to end', () => {
   it('build-index fetches intfloat/e5-base-v2 as its ONNX conversion into --cache-dir, and the server loads it from the cache', async () => {
     const { startHubServer } = await import('../helpers/hub-server.js');
-    // the tiny model stands in for the real weights under the real repository name
-    const hub = await startHubServer({ repos: [{ repoType: 'model', repo: 'Xenova/e5-base-v2', dir: TINY_MODEL }] });
+    // a model of e5-base-v2's shape stands in for the real weights under the real repository name
+    const standIn = writeE5BaseStandIn(join(tmp.dir, 'e5-base-stand-in'));
+    const hub = await startHubServer({ repos: [{ repoType: 'model', repo: 'Xenova/e5-base-v2', dir: standIn }] });
     const cache = join(tmp.dir, 'hf-cache');
     try {
       const input = writeJsonl(tmp.dir, 'hub.jsonl', PASSAGES);
@@ -184,5 +187,48 @@ describe.skipIf(!HAS_SHARED)('model download through HF_ENDPOINT, end to end', (
     } finally {
       await s.close();
     }
+  });
+
+  it('a model whose files contradict its name is refused before its ONNX file is downloaded (issue 48, item 4)', async () => {
+    const { startHubServer } = await import('../helpers/hub-server.js');
+    // the 32-dimensional tiny e5 served as e5-base-v2: before, accepted, and hybrid fell below BM25 alone
+    const hub = await startHubServer({ repos: [{ repoType: 'model', repo: 'Xenova/e5-base-v2', dir: TINY_MODEL }] });
+    const cache = join(tmp.dir, 'hf-cache-wrong');
+    try {
+      const input = writeJsonl(tmp.dir, 'wrong.jsonl', PASSAGES);
+      const r = await runBinAsync(
+        BIN.build,
+        ['--name', 'wrong', '--input', input, '--format', 'wiki18', '--index-dir', indexDir, '--cache-dir', cache],
+        { HF_ENDPOINT: hub.url },
+      );
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(
+        /config\.json does not describe intfloat\/e5-base-v2: hidden size 32 where e5-base-v2 has 768, layers 2 where e5-base-v2 has 12\. .*delete the cached copy/,
+      );
+      expect(hub.requests.filter((q) => q.includes('model.onnx'))).toEqual([]);
+      expect(existsSync(join(indexDir, 'wrong'))).toBe(false);
+    } finally {
+      await hub.close();
+    }
+  });
+
+  it('a model of no known family is served with its dimension and pooling stated at start', async () => {
+    const input = writeJsonl(tmp.dir, 'unknown.jsonl', PASSAGES);
+    const r = runBin(BIN.build, [
+      '--name',
+      'unknown',
+      '--input',
+      input,
+      '--format',
+      'wiki18',
+      '--index-dir',
+      indexDir,
+      '--model-path',
+      TINY_MODEL,
+    ]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      /encoder tiny-e5 .*\(dim 32, mean pooling; not a model this server knows: its own files set both\b/,
+    );
   });
 });

@@ -1,15 +1,17 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeJsonl } from '../helpers/build.js';
-import { TINY_MODEL } from '../helpers/encoder.js';
 import { startHubServer, type HubServer } from '../helpers/hub-server.js';
 import { connectStdio, runBinAsync, type ToolText } from '../helpers/mcp.js';
+import { writeE5BaseStandIn } from '../helpers/slow-model.js';
 import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 
 // Reliability III, items 9, 11 and 25: an index built online restarts on a compute node without
 // network; a model that does not fit the index is refused before any download; a failed first run
 // does not linger.
 const tmp = makeTempDir();
+/** A model of e5-base-v2's shape for the default model's repository (the tiny e5 is refused under that name). */
+const standIn = (): string => writeE5BaseStandIn(join(tmp.dir, 'e5-base-stand-in'));
 const indexDir = join(tmp.dir, 'indexes');
 const cache = join(tmp.dir, 'cache');
 let hub: HubServer;
@@ -18,7 +20,7 @@ beforeAll(async () => {
   if (!HAS_SHARED) return;
   // the tiny model under the default model's ONNX repository, which (like Xenova's) has no
   // sentence-transformers files: the hub answers 404 for each
-  hub = await startHubServer({ repos: [{ repoType: 'model', repo: 'Xenova/e5-base-v2', dir: TINY_MODEL }] });
+  hub = await startHubServer({ repos: [{ repoType: 'model', repo: 'Xenova/e5-base-v2', dir: standIn() }] });
   const input = writeJsonl(tmp.dir, 'c.jsonl', [
     { id: '1', contents: '"Beta"\nbeta decay of nuclei' },
     { id: '2', contents: '"Alpha"\nalpha particles' },
@@ -93,7 +95,7 @@ describe.skipIf(!HAS_SHARED)('first runs that cannot download', () => {
   it('a failed download ends the process at once (before: ~50 s on the idle timer)', async () => {
     const dropping = await startHubServer({
       repos: [
-        { repoType: 'model', repo: 'Xenova/e5-base-v2', dir: TINY_MODEL },
+        { repoType: 'model', repo: 'Xenova/e5-base-v2', dir: standIn() },
         {
           repoType: 'dataset',
           repo: 'yixuantt/MultiHopRAG',

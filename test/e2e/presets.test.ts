@@ -3,9 +3,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { Client as McpClient, type Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { TINY_MODEL } from '../helpers/encoder.js';
 import { startHubServer, type HubRepo, type HubServer } from '../helpers/hub-server.js';
 import { connectStdio, runBinAsync, type ToolText } from '../helpers/mcp.js';
+import { writeE5BaseStandIn } from '../helpers/slow-model.js';
 import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 
 /**
@@ -18,10 +18,10 @@ let hub: HubServer;
 const cache = join(tmp.dir, 'hf-cache');
 const indexDir = join(tmp.dir, 'indexes');
 
-/** The tiny model under the default model's ONNX repository name, and the MultiHop-RAG surrogate under its dataset's. */
+/** A model of e5-base-v2's shape (slow-model.ts) under the default model's ONNX repository name, and the MultiHop-RAG surrogate under its dataset's. */
 function modelAndMultihop(): HubRepo[] {
   return [
-    { repoType: 'model', repo: 'Xenova/e5-base-v2', dir: TINY_MODEL },
+    { repoType: 'model', repo: 'Xenova/e5-base-v2', dir: writeE5BaseStandIn(join(tmp.dir, 'e5-base-stand-in')) },
     {
       repoType: 'dataset',
       repo: 'yixuantt/MultiHopRAG',

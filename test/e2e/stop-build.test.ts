@@ -3,10 +3,9 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeJsonl } from '../helpers/build.js';
-import { TINY_MODEL } from '../helpers/encoder.js';
 import { startHubServer, type HubServer } from '../helpers/hub-server.js';
 import { makeLongPassages } from '../helpers/long-passages.js';
-import { writeSlowModel } from '../helpers/slow-model.js';
+import { writeE5BaseStandIn, writeSlowModel } from '../helpers/slow-model.js';
 import { connectStdio, runBinAsync, type ToolText } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 
@@ -19,7 +18,7 @@ beforeAll(async () => {
   if (!HAS_SHARED) return;
   hub = await startHubServer({
     repos: [
-      { repoType: 'model', repo: 'Xenova/e5-base-v2', dir: TINY_MODEL },
+      { repoType: 'model', repo: 'Xenova/e5-base-v2', dir: writeE5BaseStandIn(join(tmp.dir, 'e5-base-stand-in')) },
       {
         repoType: 'dataset',
         repo: 'yixuantt/MultiHopRAG',

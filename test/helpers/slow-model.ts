@@ -4,38 +4,56 @@ import { TINY_MODEL } from './encoder.js';
 
 /**
  * A real ONNX model that is slow on purpose, for tests of what a long encoder
- * batch does to a build (progress, stops): the token ids, cast to floats,
- * through `layers` dense layers of `hidden` × `hidden` (one weight matrix,
- * shared, so the file stays small) with tanh between them, as
+ * batch does to a build (progress, stops): each token id, cast to a float,
+ * through a sine of `hidden` frequencies (a fixed pseudo-random embedding of
+ * the id) and then `layers` dense layers of `hidden` × `hidden` (one weight
+ * matrix, shared, so the file stays small) with tanh between them, as
  * `last_hidden_state`. About 2 · layers · hidden² multiply-adds a token, in
  * ONNX Runtime like any model; its vectors mean nothing. The directory holds
  * the tiny e5's tokenizer and a config.json with this hidden size.
  */
 export function writeSlowModel(dir: string, opts: { hidden: number; layers: number }): string {
-  const { hidden: d, layers } = opts;
+  return writeModel(dir, opts.hidden, opts.layers, {});
+}
+
+/**
+ * A stand-in with e5-base-v2's shape (768 dimensions, BERT's 30,522-token
+ * vocabulary, 12 layers in its config.json) that costs next to nothing: the
+ * sine embedding of each token alone, so a passage's vector is the mean of its
+ * tokens' (a bag of words). For tests of the default model's path under its
+ * real name (downloads, first runs), where the tiny e5 of ../shared, 32
+ * dimensions, is rightly refused as e5-base-v2. Its vectors are never quality.
+ */
+export function writeE5BaseStandIn(dir: string): string {
+  return writeModel(dir, 768, 0, { num_hidden_layers: 12, num_attention_heads: 12 });
+}
+
+function writeModel(dir: string, d: number, layers: number, config: Record<string, number>): string {
   mkdirSync(join(dir, 'onnx'), { recursive: true });
   for (const f of ['tokenizer.json', 'vocab.txt', 'special_tokens_map.json', 'tokenizer_config.json'])
     copyFileSync(join(TINY_MODEL, f), join(dir, f));
   writeFileSync(
     join(dir, 'config.json'),
-    JSON.stringify({ model_type: 'bert', hidden_size: d, vocab_size: 30522, max_position_embeddings: 512 }),
+    JSON.stringify({ model_type: 'bert', hidden_size: d, vocab_size: 30522, max_position_embeddings: 512, ...config }),
   );
   const nodes: Uint8Array[] = [
     node('Cast', ['input_ids'], ['ids_f'], [intAttr('to', FLOAT)]),
     node('Unsqueeze', ['ids_f'], ['x_in'], [intsAttr('axes', [2])]),
-    node('MatMul', ['x_in', 'w_in'], ['h0']),
+    node('MatMul', ['x_in', 'w_in'], ['phase']),
+    node('Sin', ['phase'], [layers === 0 ? 'last_hidden_state' : 'h0']),
   ];
   for (let i = 0; i < layers; i++) {
     nodes.push(node('MatMul', [`h${i}`, 'w'], [`m${i}`]));
     nodes.push(node('Tanh', [`m${i}`], [i === layers - 1 ? 'last_hidden_state' : `h${i + 1}`]));
   }
   const w = new Float32Array(d * d).map((_, i) => Math.sin(i) / Math.sqrt(d));
-  const wIn = new Float32Array(d).map((_, i) => Math.cos(i) / 30522);
+  // frequencies that set tokens apart: id · f for f spread over (0, 1)
+  const wIn = new Float32Array(d).map((_, i) => 0.001 + ((i * 0.618034) % 1));
   const graph = concat([
     ...nodes.map((n) => field(1, n)),
     field(2, str('slow')),
     field(5, tensor('w_in', [1, d], wIn)),
-    field(5, tensor('w', [d, d], w)),
+    ...(layers > 0 ? [field(5, tensor('w', [d, d], w))] : []),
     field(11, valueInfo('input_ids', INT64, ['batch', 'seq'])),
     field(11, valueInfo('attention_mask', INT64, ['batch', 'seq'])),
     field(12, valueInfo('last_hidden_state', FLOAT, ['batch', 'seq', d])),
