@@ -52,6 +52,29 @@ describe.skipIf(!HAS_SHARED)('metadata filters (MultiHop-RAG style), inside both
     tmp.cleanup();
   });
 
+  it('each hit shows the source, category and date it can be filtered on (issue 48, item 5)', async () => {
+    const r = (await s.client.callTool({
+      name: 'search',
+      arguments: { query: 'chip tariffs', top_k: 4, mode: 'bm25' },
+    })) as ToolText;
+    const first = r.content?.[0]?.text ?? '';
+    // before: "Doc 1 [id …] (Title: Chip tariffs) …", the publisher and month the question names unseen
+    expect(first).toMatch(
+      /^Doc 1 \[id [^\]]+\] \(Title: Chip tariffs; Source: Fortune; Category: business; 2023-11-02\) /,
+    );
+    const hit = (r.structuredContent as { results: Array<{ metadata?: Record<string, unknown> }> }).results[0];
+    expect(hit?.metadata).toMatchObject({
+      source: 'Fortune',
+      category: 'business',
+      published_at: '2023-11-02T08:30:00+00:00',
+    });
+    const f = (await s.client.callTool({
+      name: 'fetch',
+      arguments: { id: (r.structuredContent as { results: Array<{ id: string }> }).results[0]?.id },
+    })) as ToolText;
+    expect(f.content?.[0]?.text).toMatch(/\(Title: Chip tariffs; Source: Fortune; Category: business; 2023-11-02\)/);
+  });
+
   const titles = async (filter: unknown, mode = 'hybrid'): Promise<string[]> => {
     const r = (await s.client.callTool({
       name: 'search',

@@ -34,7 +34,7 @@ export function registerSearch(ctx: ToolContext): void {
       title: 'Search the corpus',
       description:
         `Retrieve the passages most relevant to a natural-language query from ${describeCorpora(ctx)}. ` +
-        `Returns up to top_k passages (default ${describeTopK(ctx)}), best first, each as "Doc N [id ID] (Title: …) text"; pass an ID to fetch for its neighbours or whole document. ` +
+        `Returns up to top_k passages (default ${describeTopK(ctx)}), best first, each as "Doc N [id ID] (Title: …; Source: …; Category: …; date) text" (source, category and date where the corpus has them); pass an ID to fetch for its neighbours or whole document. ` +
         'Ask focused questions; issue several searches for multi-hop questions.' +
         FILTER_HELP,
       inputSchema: input,
