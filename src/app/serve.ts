@@ -72,24 +72,30 @@ export async function serve(cfg: ServeConfig): Promise<void> {
   };
   if (cfg.transport === 'stdio') {
     let opening: Promise<void> = Promise.resolve();
-    if (toBuild.length === 0) {
-      // nothing to build: open first, so a missing or damaged index stops the process with its message
-      slot.set(await open());
-    } else {
-      // a first run: answer initialize and tools/list at once, build in the background
-      opening = open().then(
-        (r) => slot.set(r),
-        (err: Error) => {
-          if (isRetrieverError(err, 'STOPPED')) cfg.log.info(describeError(err));
-          else cfg.log.error(`first-run build failed: ${describeError(err)}`);
-          slot.fail(err);
-        },
-      );
-    }
+    // nothing to build: open first, so a missing or damaged index stops the process with its message
+    if (toBuild.length === 0) slot.set(await open());
     const { serveStdio } = await import('../server/transports/stdio/serve-stdio.js');
     const admission = new Admission(cfg.http.admission);
     // stdio has one client: it is slowed by backpressure (requests held in the transport), never refused
     const maxPending = Math.min(STDIO_MAX_PENDING, cfg.http.admission.maxInFlight);
+    // a first run answers initialize and tools/list at once and builds in the background, started
+    // once the "serving" line is out, so that a fast failure is told after it, not before
+    const buildInBackground = (): void => {
+      if (toBuild.length === 0) return;
+      opening = open().then(
+        (r) => slot.set(r),
+        (err: Error) => {
+          slot.fail(err);
+          if (isRetrieverError(err, 'STOPPED')) return cfg.log.info(describeError(err));
+          cfg.log.error(`first-run build failed: ${describeError(err)}`);
+          // a terminal user sees a process that stays up: say why, and what to do
+          cfg.log.error(
+            'still serving over stdio, but every search answers with this error: fix the cause and start again ' +
+              '(close stdin or press Ctrl-C to stop)',
+          );
+        },
+      );
+    };
     await serveStdio(
       slot,
       { maxBatchQueries: cfg.maxBatchQueries, resourceLinks: cfg.resourceLinks },
@@ -100,6 +106,7 @@ export async function serve(cfg: ServeConfig): Promise<void> {
         stopBuilding(why);
         await opening;
       },
+      buildInBackground,
     );
     return;
   }

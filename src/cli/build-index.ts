@@ -161,7 +161,13 @@ function buildOptions(y: Argv) {
       '$0 build --corpus PRESET [options]\n$0 build --name NAME --input PATH --format FORMAT [options]\n\nBuild the chunk store and indexes of a corpus.',
     )
     .options(BUILD_OPTIONS)
-    .options(ENCODER_RUNTIME_OPTIONS);
+    .options(ENCODER_RUNTIME_OPTIONS)
+    .example('$0 build --corpus multihop', 'a preset: downloads its data and the default model, builds BM25 and dense')
+    .example(
+      '$0 build --name wiki --input wiki-18.jsonl.gz --format wiki18 --no-dense',
+      'your own file, BM25 only (without --no-dense: a dense arm too, with the default model or --model)',
+    )
+    .example('$0 build --name wiki --input wiki-18.jsonl.gz --format wiki18 --resume', 'go on where a stopped build ended');
 }
 
 type BuildArgs = Awaited<ReturnType<ReturnType<typeof buildOptions>['parseAsync']>>;

@@ -121,6 +121,34 @@ describe.skipIf(!HAS_SHARED)('first runs that cannot download', () => {
     }
   }, 60_000);
 
+  it('a first run over stdio that cannot build says so after its serving line, and why it stays up (issue 48, item 6)', async () => {
+    const { spawn } = await import('node:child_process');
+    const dir = join(tmp.dir, 'offline-first');
+    const child = spawn(process.execPath, [
+      BIN.server,
+      '--corpus',
+      'multihop',
+      '--index-dir',
+      join(dir, 'i'),
+      '--cache-dir',
+      join(dir, 'c'),
+      '--offline',
+    ]);
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const exited = new Promise<number | null>((r) => child.on('exit', r));
+    for (let i = 0; i < 300 && !/still serving over stdio/.test(err); i++) await new Promise((r) => setTimeout(r, 50));
+    const lines = err.split('\n');
+    const at = (re: RegExp): number => lines.findIndex((l) => re.test(l));
+    expect(at(/serving multihop over stdio/), err).toBeGreaterThanOrEqual(0);
+    expect(at(/first-run build failed: .*--offline/), err).toBeGreaterThan(at(/serving multihop over stdio/));
+    expect(at(/still serving over stdio, but every search answers with this error/), err).toBeGreaterThan(
+      at(/first-run build failed/),
+    );
+    child.stdin.end();
+    expect(await exited).toBe(0);
+  });
+
   it('names an HF_ENDPOINT without a scheme, without echoing a password', async () => {
     const r = await runBinAsync(BIN.build, ['--corpus', 'multihop', '--index-dir', join(tmp.dir, 'x')], {
       HF_ENDPOINT: 'me:hunter2@hf-mirror.example',

@@ -33,6 +33,8 @@ export async function serveStdio(
   log: Logger,
   limits: { maxPending: number; answers: AnswerBudget },
   beforeClose: (why: string) => Promise<void> = async () => {},
+  /** Runs once the server is serving and has said so (a first run's build starts here). */
+  onServing: () => void = () => {},
 ): Promise<void> {
   const sizer = new AnswerSizer(slot);
   const transport = new StdioTransport(process.stdin, process.stdout, {
@@ -58,6 +60,7 @@ export async function serveStdio(
   log.info(
     `serving ${slot.names.join(', ')} over stdio${slot.ready ? '' : ' (tools answer "not ready" until the first-run build ends)'}`,
   );
+  onServing();
   await new Promise<void>((resolve) => {
     const done = (why: string) => () => void shutdown(why).then(resolve);
     process.stdin.once('end', done('stdin closed'));
