@@ -26,7 +26,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // e2e tests spawn servers and builds: one worker per core, two in CI (its machine has two)
     pool: 'forks',
-    maxWorkers: process.env['CI'] ? 2 : Math.max(2, availableParallelism()),
+    maxWorkers: process.env['CI'] ? 3 : Math.max(3, availableParallelism() + 1),
     projects: [
       {
         extends: true,

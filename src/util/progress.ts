@@ -125,6 +125,8 @@ export function createProgress(opts: ProgressOptions): Progress {
     Math.min(heartbeat, 1000),
   );
   beat.unref();
+  // watchers (a server's list_corpora, /ready) hear of the phase the moment it starts, not a beat later
+  emit(false);
   const stopBeat = (): void => {
     clearInterval(beat);
     beat = undefined;

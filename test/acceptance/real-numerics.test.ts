@@ -43,7 +43,7 @@ describe.skipIf(!HAS_SHARED)('real e5 and bge vectors against golden vectors of 
   const texts = HAS_SHARED ? goldenTexts(SHARED_DIR) : [];
 
   for (const model of ['e5-small-v2', 'e5-small-v2-int8', 'bge-small-en-v1.5', 'bge-small-en-v1.5-int8']) {
-    it(`${model}: cosine ≥ 0.9999 on ${texts.length} texts, those over 512 tokens included`, async () => {
+    it(`${model}: cosine ≥ ${model.endsWith('int8') ? '0.995 (int8 kernels differ by CPU)' : '0.9999'} on ${texts.length} texts, long ones included`, async () => {
       const { golden, vectors: ref } = readGolden(goldenPath(REPO_ROOT, model));
       const dir = await fetchRealModel(model, modelFetchOptions(log));
       const variant = REAL_MODELS[model]?.variant ?? 'fp32';
@@ -68,8 +68,13 @@ describe.skipIf(!HAS_SHARED)('real e5 and bge vectors against golden vectors of 
       expect(ref).toHaveLength(texts.length);
       const cos = ours.map((v, i) => cosine(v, ref[i] as Float32Array));
       const long = texts.length - 64;
-      expect(Math.min(...cos), `the worst of ${texts.length} texts`).toBeGreaterThanOrEqual(0.9999);
-      expect(Math.min(...cos.slice(long)), 'the worst text over 512 tokens').toBeGreaterThanOrEqual(0.9999);
+      // fp32 agrees to 1e-4 on any x86 CPU. int8 does not: onnxruntime's integer kernels differ by
+      // CPU (an Intel with AMX and an AMD EPYC with AVX-512 VNNI: cosine 0.9987 on one text of six,
+      // onnxruntime-Python against itself), and the golden vectors were made on one machine. The
+      // int8 check against Python on the same machine is the numerics bench suite's.
+      const floor = variant === 'int8' ? 0.995 : 0.9999;
+      expect(Math.min(...cos), `the worst of ${texts.length} texts`).toBeGreaterThanOrEqual(floor);
+      expect(Math.min(...cos.slice(long)), 'the worst text over 512 tokens').toBeGreaterThanOrEqual(floor);
     }, 300_000);
   }
 

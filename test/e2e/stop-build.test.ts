@@ -169,14 +169,19 @@ describe.skipIf(!HAS_SHARED)('a stop in the middle of an encoder batch (issue 48
         const env = { ...firstRunEnv(dir), HF_ENDPOINT: slowHub.url };
         const args = ['--corpus', 'multihop', '--index-dir', indexDir, '--encoder-threads', '1', '--batch-size', '64'];
         const p = start(BIN.server, [...args, ...transport, ...(transport.length ? ['--port', '0'] : [])], env);
-        await until('the encoder phase', () => /encoder intfloat\/e5-base-v2/.test(p.stderr()), 60_000);
-        await new Promise((r) => setTimeout(r, 1500));
+        await until('the encoder phase', () => /writing the text phase/.test(p.stderr()), 60_000);
+        await new Promise((r) => setTimeout(r, 1000));
         if (transport.length > 0) {
           // before: /ready and list_corpora said "ingest 100% done" all through the embedding
           const url = /listening on (http:\/\/\S+)/.exec(p.stderr())?.[1] as string;
-          const ready = await fetch(`${url}/ready`);
-          expect(ready.status).toBe(503);
-          expect(await ready.text()).toMatch(/building \(first run\): embed intfloat\/e5-base-v2 \d+% done/);
+          let said = '';
+          for (let i = 0; i < 300 && !/: embed /.test(said); i++) {
+            const ready = await fetch(`${url}/ready`);
+            expect(ready.status).toBe(503);
+            said = await ready.text();
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          expect(said).toMatch(/building \(first run\): embed intfloat\/e5-base-v2 \d+% done/);
         }
         const asked = Date.now();
         stop(p);
