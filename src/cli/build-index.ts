@@ -167,7 +167,10 @@ function buildOptions(y: Argv) {
       '$0 build --name wiki --input wiki-18.jsonl.gz --format wiki18 --no-dense',
       'your own file, BM25 only (without --no-dense: a dense arm too, with the default model or --model)',
     )
-    .example('$0 build --name wiki --input wiki-18.jsonl.gz --format wiki18 --resume', 'go on where a stopped build ended');
+    .example(
+      '$0 build --name wiki --input wiki-18.jsonl.gz --format wiki18 --resume',
+      'go on where a stopped build ended',
+    );
 }
 
 type BuildArgs = Awaited<ReturnType<ReturnType<typeof buildOptions>['parseAsync']>>;
