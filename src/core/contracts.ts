@@ -58,3 +58,15 @@ export interface QueryEncoder {
   embedQueries(texts: string[]): Promise<Float32Array[]>;
   close?(): Promise<void>;
 }
+
+/**
+ * Where an encoder call's time went, seconds: the tokenizer, the model run,
+ * pooling and normalising, and the round trip to where the model runs (a
+ * thread or a process) and back, the rest of the call.
+ */
+export interface EncodeTiming {
+  tokenize: number;
+  run: number;
+  pool: number;
+  hop: number;
+}

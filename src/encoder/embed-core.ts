@@ -9,6 +9,13 @@ import { WordPieceTokenizer } from './wordpiece.js';
 export type Pooling = 'mean' | 'cls';
 
 /** Thrown by `EmbedCore.embed` when its caller cancelled the request between batches. */
+/** Milliseconds an embed call spent in each step, added to as it goes. */
+export interface CoreTiming {
+  tokenize: number;
+  run: number;
+  pool: number;
+}
+
 export class EmbedCancelled extends Error {
   constructor() {
     super('cancelled');
@@ -43,11 +50,13 @@ export class EmbedCore {
     /** What the session runs: the fused graph or the file as published, and why (`openFastSession`). */
     readonly graph: string,
     private readonly opts: EmbedCoreOptions,
+    /** The graph quantizes activations per run: queries then run one a run (`embed`). */
+    readonly quantizesPerRun: boolean,
   ) {}
 
   static async open(files: ModelFiles, opts: EmbedCoreOptions): Promise<EmbedCore> {
     const tokenizer = WordPieceTokenizer.fromFile(files.tokenizer, files.vocabSize);
-    const { session, graph } = await openFastSession(
+    const { session, graph, quantizesPerRun } = await openFastSession(
       files,
       { device: opts.device, threads: opts.threads },
       tokenizer,
@@ -59,7 +68,7 @@ export class EmbedCore {
       : names.includes('last_hidden_state')
         ? 'last_hidden_state'
         : (names[0] as string);
-    const core = new EmbedCore(session, tokenizer, files.hiddenSize, output, graph, opts);
+    const core = new EmbedCore(session, tokenizer, files.hiddenSize, output, graph, opts, quantizesPerRun);
     // warm-up: first run allocates and optimises; also checks the real output width
     const [probe] = await core.embed(['warm up']);
     if (!probe || probe.length !== files.hiddenSize) {
@@ -75,24 +84,36 @@ export class EmbedCore {
    * Unit vectors for already-prefixed texts, in input order. `cancelled` is
    * asked before each batch: a stopped build waits for one batch, not for a
    * whole window of thousands of passages. `onBatch` hears how many texts are
-   * done after each batch (a build's progress).
+   * done after each batch (a build's progress). `queries` runs each text alone
+   * where the graph quantizes per run, so a query's vector is the same bytes
+   * whoever else asked at that moment.
    */
   async embed(
     texts: readonly string[],
     cancelled?: () => boolean,
     onBatch?: (textsDone: number) => void,
+    timing?: CoreTiming,
+    queries = false,
   ): Promise<Float32Array[]> {
-    const encoded = texts.map((t) => this.tokenizer.encode(t, this.opts.maxLength).ids);
+    const t = performance.now();
+    const encoded = texts.map((x) => this.tokenizer.encode(x, this.opts.maxLength).ids);
+    if (timing) timing.tokenize += performance.now() - t;
     const order = encoded
       .map((_, i) => i)
       .sort((a, b) => (encoded[a] as number[]).length - (encoded[b] as number[]).length || a - b);
     const out: Float32Array[] = new Array<Float32Array>(texts.length);
     const lengths = order.map((i) => (encoded[i] as number[]).length);
     let start = 0;
-    for (const end of planBatches(lengths, this.opts.batchSize, this.opts.maxPadding)) {
+    // a query's vector must not depend on the strangers micro-batched with it: a graph that
+    // quantizes per run gets each query alone (one short query costs it little; builds keep their batches)
+    const alone = queries && this.quantizesPerRun;
+    for (const end of planBatches(lengths, alone ? 1 : this.opts.batchSize, this.opts.maxPadding)) {
       if (cancelled?.()) throw new EmbedCancelled();
       const idx = order.slice(start, end);
-      const vecs = await this.runBatch(idx.map((i) => encoded[i] as number[]));
+      const vecs = await this.runBatch(
+        idx.map((i) => encoded[i] as number[]),
+        timing,
+      );
       idx.forEach((i, j) => (out[i] = vecs[j] as Float32Array));
       start = end;
       onBatch?.(end);
@@ -104,7 +125,7 @@ export class EmbedCore {
     await this.session.close();
   }
 
-  private async runBatch(rows: number[][]): Promise<Float32Array[]> {
+  private async runBatch(rows: number[][], timing?: CoreTiming): Promise<Float32Array[]> {
     const batch = rows.length;
     const seqLen = Math.max(...rows.map((r) => r.length));
     const ids = new BigInt64Array(batch * seqLen);
@@ -117,7 +138,13 @@ export class EmbedCore {
         maskNum[b * seqLen + t] = 1;
       }
     });
+    let t = performance.now();
     const res = await this.session.run(ids, mask, batch, seqLen, this.output);
+    if (timing) {
+      const now = performance.now();
+      timing.run += now - t;
+      t = now;
+    }
     let vecs: Float32Array[];
     if (this.output === 'sentence_embedding') {
       vecs = rows.map((_, b) => res.data.slice(b * this.dim, (b + 1) * this.dim));
@@ -128,6 +155,8 @@ export class EmbedCore {
           ? clsPool(res.data, batch, seqLen, dim)
           : meanPool(res.data, maskNum, batch, seqLen, dim);
     }
-    return vecs.map(l2Normalize);
+    const out = vecs.map(l2Normalize);
+    if (timing) timing.pool += performance.now() - t;
+    return out;
   }
 }

@@ -1,18 +1,27 @@
 import type { TransferListItem } from 'node:worker_threads';
 import { describeError } from '../errors.js';
-import { EmbedCancelled, EmbedCore, type EmbedCoreOptions } from './embed-core.js';
+import { EmbedCancelled, EmbedCore, type CoreTiming, type EmbedCoreOptions } from './embed-core.js';
 import type { ModelFiles } from './model-files.js';
 
 export type ToEncoder =
   | { type: 'open'; session: number; files: ModelFiles; options: EmbedCoreOptions }
-  | { type: 'embed'; session: number; id: number; texts: string[]; cancel?: Int32Array; progress?: boolean }
+  | {
+      type: 'embed';
+      session: number;
+      id: number;
+      texts: string[];
+      cancel?: Int32Array;
+      progress?: boolean;
+      /** Query texts: each runs alone where the graph quantizes per run (EmbedCore.embed). */
+      queries?: boolean;
+    }
   | { type: 'close'; session: number };
 
 export type FromEncoder =
   | { type: 'ready'; session: number; dim: number; output: string; graph: string }
   | { type: 'open-error'; session: number; message: string }
   | { type: 'progress'; session: number; id: number; done: number }
-  | { type: 'done'; session: number; id: number; dim: number; data: Float32Array }
+  | { type: 'done'; session: number; id: number; dim: number; data: Float32Array; timing: CoreTiming }
   | { type: 'error'; session: number; id: number; message: string; cancelled?: true }
   | { type: 'closed'; session: number };
 
@@ -55,10 +64,17 @@ export function serveEncoder(port: EncoderPort): void {
       const onBatch = msg.progress
         ? (done: number) => port.post({ type: 'progress', session: msg.session, id: msg.id, done })
         : undefined;
-      const vecs = await core.embed(msg.texts, cancel ? () => Atomics.load(cancel, 0) !== 0 : undefined, onBatch);
+      const timing: CoreTiming = { tokenize: 0, run: 0, pool: 0 };
+      const vecs = await core.embed(
+        msg.texts,
+        cancel ? () => Atomics.load(cancel, 0) !== 0 : undefined,
+        onBatch,
+        timing,
+        msg.queries === true,
+      );
       const data = new Float32Array(vecs.length * core.dim);
       vecs.forEach((v, i) => data.set(v, i * core.dim));
-      return { type: 'done', session: msg.session, id: msg.id, dim: core.dim, data };
+      return { type: 'done', session: msg.session, id: msg.id, dim: core.dim, data, timing };
     } catch (err) {
       const cancelled = err instanceof EmbedCancelled ? { cancelled: true as const } : {};
       return { type: 'error', session: msg.session, id: msg.id, message: describeError(err), ...cancelled };

@@ -1,4 +1,4 @@
-import type { TokenCounter, QueryEncoder } from '../core/contracts.js';
+import type { EncodeTiming, TokenCounter, QueryEncoder } from '../core/contracts.js';
 
 /**
  * Our encoder interface. Search and index code only see this, so another
@@ -18,6 +18,8 @@ export interface Encoder extends QueryEncoder {
   embedPassages(texts: string[], signal?: AbortSignal, onProgress?: (done: number) => void): Promise<Float32Array[]>;
   /** Counts chunk tokens exactly as the encoder will see them. */
   readonly tokenCounter: TokenCounter;
+  /** Hears where each call's time went, when set (a server's stage metrics). */
+  onTiming?: ((t: EncodeTiming) => void) | undefined;
   close(): Promise<void>;
 }
 

@@ -11,6 +11,16 @@ export interface OpenedSession {
   session: OnnxSession;
   /** What runs, for the start-up log: "fused attention (12 layers)" or "as published (why)". */
   graph: string;
+  /**
+   * The graph quantizes its activations per run (DynamicQuantizeLinear: one scale for the whole
+   * batch, the published int8 files): a text's vector then depends on the texts it is run with.
+   */
+  quantizesPerRun: boolean;
+}
+
+/** Whether an ONNX file quantizes activations per run: its op types are plain bytes in the protobuf. */
+function quantizesPerRun(path: string): boolean {
+  return readFileSync(path).includes('DynamicQuantizeLinear');
 }
 
 /**
@@ -29,6 +39,16 @@ export async function openFastSession(
   tokenizer: WordPieceTokenizer,
   fuse: boolean,
 ): Promise<OpenedSession> {
+  const opened = await openGraph(files, opts, tokenizer, fuse);
+  return { ...opened, quantizesPerRun: quantizesPerRun(files.onnx) };
+}
+
+async function openGraph(
+  files: ModelFiles,
+  opts: SessionOptions,
+  tokenizer: WordPieceTokenizer,
+  fuse: boolean,
+): Promise<Omit<OpenedSession, 'quantizesPerRun'>> {
   const plain = await OnnxSession.create(files.onnx, opts);
   if (!fuse) return { session: plain, graph: 'as published (--no-fuse-attention)' };
   if (files.numHeads === undefined)
@@ -52,7 +72,7 @@ export async function openFastSession(
   }
   if ('reason' in fused) return { session: plain, graph: `as published (${fused.reason})` };
   await plain.close();
-  const reopen = async (why: string, candidate?: OnnxSession): Promise<OpenedSession> => {
+  const reopen = async (why: string, candidate?: OnnxSession): Promise<Omit<OpenedSession, 'quantizesPerRun'>> => {
     await candidate?.close().catch(() => undefined);
     return { session: await OnnxSession.create(files.onnx, opts), graph: `as published (${why})` };
   };

@@ -1,5 +1,5 @@
 import { RetrieverError } from '../errors.js';
-import type { TokenCounter } from '../core/contracts.js';
+import type { EncodeTiming, TokenCounter } from '../core/contracts.js';
 import { MAX_PADDING_RATIO } from './batch-plan.js';
 import type { Pooling } from './embed-core.js';
 import type { Encoder, EncoderSettings } from './encoder.js';
@@ -42,6 +42,8 @@ interface Pending {
   signal?: AbortSignal;
   /** Texts done so far, after each batch. */
   onProgress?: (done: number) => void;
+  /** When the request was posted, ms (performance.now), for its round trip. */
+  postedAt: number;
 }
 
 /** An e5-style ONNX encoder whose session runs on the encoder thread or in an encoder process. */
@@ -54,6 +56,8 @@ export class OnnxEncoder implements Encoder {
   private nextId = 0;
   private dead: Error | undefined;
   private closed: (() => void) | undefined;
+  /** Hears where each call's time went (a server's stage metrics). */
+  onTiming: ((t: EncodeTiming) => void) | undefined;
 
   private constructor(
     private readonly host: EncoderHost,
@@ -131,7 +135,12 @@ export class OnnxEncoder implements Encoder {
   }
 
   embedQueries(texts: string[]): Promise<Float32Array[]> {
-    return this.embedRaw(texts.map((t) => this.settings.queryPrefix + t));
+    return this.embedRaw(
+      texts.map((t) => this.settings.queryPrefix + t),
+      undefined,
+      undefined,
+      true,
+    );
   }
 
   embedPassages(texts: string[], signal?: AbortSignal, onProgress?: (done: number) => void): Promise<Float32Array[]> {
@@ -149,13 +158,25 @@ export class OnnxEncoder implements Encoder {
    * a process at once, killed mid-batch (the encoder is then closed).
    * `onProgress` hears the texts done after each batch.
    */
-  embedRaw(texts: string[], signal?: AbortSignal, onProgress?: (done: number) => void): Promise<Float32Array[]> {
+  embedRaw(
+    texts: string[],
+    signal?: AbortSignal,
+    onProgress?: (done: number) => void,
+    queries = false,
+  ): Promise<Float32Array[]> {
     if (this.dead) return Promise.reject(this.dead);
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
     if (texts.length === 0) return Promise.resolve([]);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      const msg: ToEncoder = { type: 'embed', session: this.session, id, texts, progress: onProgress !== undefined };
+      const msg: ToEncoder = {
+        type: 'embed',
+        session: this.session,
+        id,
+        texts,
+        progress: onProgress !== undefined,
+        queries,
+      };
       // the listener lives as long as the request: a build passes one signal to thousands of windows
       let detach = (): void => {};
       if (signal) {
@@ -174,6 +195,7 @@ export class OnnxEncoder implements Encoder {
         },
         ...(signal ? { signal } : {}),
         ...(onProgress ? { onProgress } : {}),
+        postedAt: performance.now(),
       });
       this.host.post(msg);
     });
@@ -215,6 +237,16 @@ export class OnnxEncoder implements Encoder {
         msg.cancelled && p.signal ? (p.signal.reason as Error) : new RetrieverError('MODEL', `encoder: ${msg.message}`),
       );
       return;
+    }
+    if (this.onTiming) {
+      const t = msg.timing;
+      const total = performance.now() - p.postedAt;
+      this.onTiming({
+        tokenize: t.tokenize / 1000,
+        run: t.run / 1000,
+        pool: t.pool / 1000,
+        hop: Math.max(0, total - t.tokenize - t.run - t.pool) / 1000,
+      });
     }
     const n = msg.data.length / msg.dim;
     const out: Float32Array[] = [];

@@ -19,7 +19,7 @@ import { resolveModelDir } from '../../src/encoder/model-files.js';
 import { WordPieceTokenizer } from '../../src/encoder/wordpiece.js';
 import { hashFile } from '../../src/util/hash-file.js';
 import { silentLogger } from '../../src/util/log.js';
-import { goldenPath, goldenTexts, readGolden } from '../../scripts/models/golden.js';
+import { GOLDEN_TEXTS, goldenPath, goldenTexts, readGolden } from '../../scripts/models/golden.js';
 import { fetchRealModel, modelFetchOptions, REAL_MODELS } from '../../scripts/models/real-models.js';
 import { HAS_SHARED, makeTempDir, REPO_ROOT, SHARED_DIR } from '../helpers/paths.js';
 
@@ -77,6 +77,38 @@ describe.skipIf(!HAS_SHARED)('real e5 and bge vectors against golden vectors of 
       expect(Math.min(...cos.slice(long)), 'the worst text over 512 tokens').toBeGreaterThanOrEqual(floor);
     }, 300_000);
   }
+
+  it('e5-small-v2-int8: a query vector is the same bytes alone and among strangers of any length', async () => {
+    const dir = await fetchRealModel('e5-small-v2-int8', modelFetchOptions(log));
+    const { encoder } = await openEncoder(
+      {
+        model: 'e5-small-v2-int8',
+        modelPath: dir,
+        variant: 'int8',
+        revision: 'main',
+        device: 'cpu',
+        threads: 2,
+        batchSize: 32,
+      },
+      { endpoint: '', cacheDir: '', offline: true, log: silentLogger, progress: false },
+    );
+    const bytes = (v: Float32Array): string => Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('hex');
+    try {
+      const q = texts[GOLDEN_TEXTS.paragraphs] as string; // a question
+      const strangers = texts.slice(GOLDEN_TEXTS.paragraphs + 1, GOLDEN_TEXTS.paragraphs + 9);
+      const [alone] = await encoder.embedQueries([q]);
+      for (const batch of [
+        [q, ...strangers],
+        [...strangers.slice(0, 4), q, ...strangers.slice(4)],
+        [q, texts[0] as string],
+      ]) {
+        const vs = await encoder.embedQueries(batch);
+        expect(bytes(vs[batch.indexOf(q)] as Float32Array)).toBe(bytes(alone as Float32Array));
+      }
+    } finally {
+      await encoder.close();
+    }
+  }, 300_000);
 
   it('serves the file as published when the fused graph disagrees with it (a wrong head count)', async () => {
     const dir = await fetchRealModel('e5-small-v2', modelFetchOptions(log));

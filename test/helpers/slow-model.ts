@@ -28,7 +28,36 @@ export function writeE5BaseStandIn(dir: string): string {
   return writeModel(dir, 768, 0, { num_hidden_layers: 12, num_attention_heads: 12 });
 }
 
-function writeModel(dir: string, d: number, layers: number, config: Record<string, number>): string {
+/**
+ * A model that quantizes its activations per run, as the published int8 files do: each token
+ * id times a row of frequencies, then DynamicQuantizeLinear (one scale for the whole batch, so a
+ * text with a larger id changes every other text's scale) and an int8 MatMulInteger. Its vectors depend on the texts run with it, which is what the test of a query's
+ * vector alone and among strangers needs; their meaning is nil.
+ */
+export function writeDynamicInt8Model(dir: string, d = 64): string {
+  return writeModel(dir, d, 0, {}, (input, output) => {
+    const w = new Int8Array(d * d).map((_, i) => Math.round(Math.sin(i * 1.7) * 100));
+    return {
+      nodes: [
+        node('DynamicQuantizeLinear', [input], ['xq', 'xs', 'xz']),
+        node('MatMulInteger', ['xq', 'wq', 'xz', 'wz'], ['acc']),
+        node('Cast', ['acc'], ['accf'], [intAttr('to', FLOAT)]),
+        node('Mul', ['xs', 'ws'], ['scale']),
+        node('Mul', ['accf', 'scale'], [output]),
+      ],
+      tensors: [
+        rawTensor('wq', [d, d], INT8, new Uint8Array(w.buffer)),
+        rawTensor('wz', [], INT8, new Uint8Array(1)),
+        rawTensor('ws', [], FLOAT, new Uint8Array(new Float32Array([0.01]).buffer)),
+      ],
+    };
+  });
+}
+
+/** Layers after the embedding, as nodes and initializers from `input` to `output`. */
+type Tail = (input: string, output: string) => { nodes: Uint8Array[]; tensors: Uint8Array[] };
+
+function writeModel(dir: string, d: number, layers: number, config: Record<string, number>, tail?: Tail): string {
   mkdirSync(join(dir, 'onnx'), { recursive: true });
   for (const f of ['tokenizer.json', 'vocab.txt', 'special_tokens_map.json', 'tokenizer_config.json'])
     copyFileSync(join(TINY_MODEL, f), join(dir, f));
@@ -40,8 +69,11 @@ function writeModel(dir: string, d: number, layers: number, config: Record<strin
     node('Cast', ['input_ids'], ['ids_f'], [intAttr('to', FLOAT)]),
     node('Unsqueeze', ['ids_f'], ['x_in'], [intsAttr('axes', [2])]),
     node('MatMul', ['x_in', 'w_in'], ['phase']),
-    node('Sin', ['phase'], [layers === 0 ? 'last_hidden_state' : 'h0']),
+    ...(tail ? [] : [node('Sin', ['phase'], [layers === 0 ? 'last_hidden_state' : 'h0'])]),
   ];
+  // a tail takes the token ids' phases themselves: their range, and so a per-run scale, follows the batch
+  const extra = tail?.('phase', 'last_hidden_state');
+  if (extra) nodes.push(...extra.nodes);
   for (let i = 0; i < layers; i++) {
     nodes.push(node('MatMul', [`h${i}`, 'w'], [`m${i}`]));
     nodes.push(node('Tanh', [`m${i}`], [i === layers - 1 ? 'last_hidden_state' : `h${i + 1}`]));
@@ -54,6 +86,7 @@ function writeModel(dir: string, d: number, layers: number, config: Record<strin
     field(2, str('slow')),
     field(5, tensor('w_in', [1, d], wIn)),
     ...(layers > 0 ? [field(5, tensor('w', [d, d], w))] : []),
+    ...(extra?.tensors ?? []).map((t) => field(5, t)),
     field(11, valueInfo('input_ids', INT64, ['batch', 'seq'])),
     field(11, valueInfo('attention_mask', INT64, ['batch', 'seq'])),
     field(12, valueInfo('last_hidden_state', FLOAT, ['batch', 'seq', d])),
@@ -64,6 +97,7 @@ function writeModel(dir: string, d: number, layers: number, config: Record<strin
 }
 
 const FLOAT = 1;
+const INT8 = 3;
 const INT64 = 7;
 const enc = new TextEncoder();
 
@@ -108,6 +142,10 @@ function tensor(name: string, dims: number[], values: Float32Array): Uint8Array 
     field(8, str(name)),
     field(9, new Uint8Array(values.buffer)),
   ]);
+}
+
+function rawTensor(name: string, dims: number[], type: number, raw: Uint8Array): Uint8Array {
+  return concat([...dims.map((x) => varintField(1, x)), varintField(2, type), field(8, str(name)), field(9, raw)]);
 }
 
 function valueInfo(name: string, elem: number, dims: Array<number | string>): Uint8Array {
