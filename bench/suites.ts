@@ -83,6 +83,16 @@ export const SUITES: Suite[] = [
     render: renderEncoderReal,
   },
   {
+    name: 'query-path',
+    title: 'One query’s path, stage by stage, against Python’s encoder alone',
+    about:
+      'e5-small-v2 fp32 and int8, same ONNX file and 2 threads, one run: our server answers 2Wiki’s 200 questions one at a time (`POST /retrieve`, dense, top 5, caches off) in rounds alternating with onnxruntime-Python encoding the same questions alone. Stage means come from the server’s own `retriever_stage_seconds`; memory is resident memory at ready against a Python process holding the model after one query; build throughput is our encoder at batch 32. Each ONNX Runtime named runs in the same run.',
+    needs:
+      '`../shared`, Maven Central (the models), PyPI (onnxruntime, tokenizers), the npm registry (another ONNX Runtime)',
+    runtime: 'about 5 min a model and runtime',
+    render: generic('query-path'),
+  },
+  {
     name: 'bm25-real',
     title: 'BM25 on real Wikipedia text, against Lucene, bm25s and tantivy',
     about:

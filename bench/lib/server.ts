@@ -11,14 +11,25 @@ export interface BenchServer {
   stop(): Promise<number | null>;
 }
 
-/** Starts `retriever-mcp --transport http --port 0 …` and waits for /ready; readyMs is spawn → ready. */
-export async function startServer(args: string[]): Promise<BenchServer> {
+/**
+ * Starts `retriever-mcp --transport http --port 0 …` and waits for /ready; readyMs is spawn → ready.
+ * `node` adds Node flags (an `--import` hook), `env` variables.
+ */
+export async function startServer(
+  args: string[],
+  opts: { node?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<BenchServer> {
   const t0 = performance.now();
   const child = spawn(
     process.execPath,
-    [join(ROOT, 'bin/retriever-mcp.js'), '--transport', 'http', '--port', '0', '--log-level', 'warn', ...args],
+    [
+      ...(opts.node ?? []),
+      join(ROOT, 'bin/retriever-mcp.js'),
+      ...['--transport', 'http', '--port', '0', '--log-level', 'warn', ...args],
+    ],
     {
       stdio: ['ignore', 'ignore', 'pipe'],
+      env: { ...process.env, ...opts.env },
     },
   );
   let err = '';

@@ -30,6 +30,8 @@ export interface RetrieverSetup {
   /** Observers of the encoders' micro-batches (the server's metrics); none for eval. */
   onEncoderBatch?: (size: number) => void;
   onEncoderQueue?: (depth: number) => void;
+  /** Hears each step of a search and of its encoder calls, seconds (the server's stage metrics). */
+  onStage?: (stage: string, seconds: number) => void;
 }
 
 export interface EngineBackend {
@@ -95,7 +97,15 @@ export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetrie
         `opened ${name}: ${formatCount(c.manifest.corpus.chunks)} chunks, modes ${c.modes.join('/')}, built ${c.manifest.built_at}`,
       );
     }
-    const { encoders } = await openCorpusEncoders(opened, setup.encoder, setup.hub, setup.log);
+    const { encoders, all } = await openCorpusEncoders(opened, setup.encoder, setup.hub, setup.log);
+    const onStage = setup.onStage;
+    if (onStage) {
+      for (const e of all) {
+        e.onTiming = (t) => {
+          for (const stage of ['tokenize', 'run', 'pool', 'hop'] as const) onStage(stage, t[stage]);
+        };
+      }
+    }
     const batchers = new Map<QueryEncoder, MicroBatcher>();
     const byCorpus = new Map<string, QueryEncoder>();
     for (const [name, enc] of encoders) {
@@ -113,7 +123,7 @@ export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetrie
     const integrity = Promise.all(checks).then(() => undefined);
     integrity.catch(() => undefined); // the server decides what a failed check means
     return {
-      retriever: new Retriever(opened, byCorpus, setup.retriever),
+      retriever: new Retriever(opened, byCorpus, onStage ? { ...setup.retriever, onStage } : setup.retriever),
       batchers: [...batchers.values()],
       integrity,
     };

@@ -227,6 +227,7 @@ function withEncoderMetrics(cfg: RetrieverSetup, metrics: ServerMetrics): Retrie
     ...cfg,
     onEncoderBatch: (n) => metrics.encoderBatch.observe(n),
     onEncoderQueue: (d) => metrics.encoderQueue.set(d),
+    onStage: (stage, seconds) => metrics.stage.observe(seconds, { stage }),
   };
 }
 

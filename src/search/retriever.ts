@@ -30,7 +30,12 @@ export interface RetrieverOptions {
   cacheSize?: number;
   /** Result LRU budget, bytes of heap (0 disables). */
   cacheBytes?: number;
+  /** Hears how long each step of a local search took, seconds (a server's stage metrics). */
+  onStage?: (stage: SearchStage, seconds: number) => void;
 }
+
+/** The steps of a local search: the query vectors, each arm, and reading and fusing the hits. */
+export type SearchStage = 'encode' | 'bm25' | 'dense' | 'materialize';
 
 export interface SearchRequest {
   query: string;
@@ -182,11 +187,12 @@ export class Retriever {
     filter: ChunkFilter | undefined,
   ): Promise<SearchResult[]> {
     const depth = this.depthFor(mode, topK);
-    const vectors = mode === 'bm25' ? null : this.embed(corpus, texts);
+    const timed = this.timer();
+    const vectors = mode === 'bm25' ? null : timed('encode', this.embed(corpus, texts));
     // the BM25 arm runs while the encoder thread works on the query vectors; with BM25 threads,
     // each thread scores its part of the chunk range while this thread scores the first part and
     // then walks the HNSW graph (filtered searches stay here: the filter's bitset is not shared)
-    const bm25 = mode === 'dense' ? null : searchBm25(this.turns, corpus, texts, depth, filter);
+    const bm25 = mode === 'dense' ? null : timed('bm25', searchBm25(this.turns, corpus, texts, depth, filter));
     // the BM25 arm may fail while the query vectors are still awaited: mark its rejection as
     // handled now (it is awaited, and thrown, below), or it would end the process unseen
     bm25?.catch(() => undefined);
@@ -197,10 +203,12 @@ export class Retriever {
       // a slice of a batch walks the ANN graph on every core at once, one slice a turn
       if (vecs && dense) {
         denseLists = [];
+        const t = performance.now();
         for (let i = 0; i < vecs.length; i += DENSE_SLICE) {
           const part = vecs.slice(i, i + DENSE_SLICE);
           denseLists.push(...(await this.turns.run(() => dense.searchMany(part, depth, filter))));
         }
+        this.opts.onStage?.('dense', (performance.now() - t) / 1000);
       }
     } catch (err) {
       await bm25?.catch(() => undefined); // leave nothing running (or rejecting unseen) behind a failed request
@@ -211,7 +219,12 @@ export class Retriever {
     for (let i = 0; i < texts.length; i++) {
       const lists = this.armLists(bm25Lists?.[i], denseLists?.[i]);
       // reading the chunks is a turn of its own: a top-100 list of long passages takes milliseconds
-      const results = await this.turns.run(() => this.materialize(corpus, mode, lists, topK));
+      const results = await this.turns.run(() => {
+        const t = performance.now();
+        const hits = this.materialize(corpus, mode, lists, topK);
+        this.opts.onStage?.('materialize', (performance.now() - t) / 1000);
+        return hits;
+      });
       out.push({ corpus: corpus.name, mode, results, ...(filter ? { filter_matches: filter.nums.length } : {}) });
     }
     return out;
@@ -251,6 +264,14 @@ export class Retriever {
         ...(a.filterMatches !== undefined ? { filter_matches: a.filterMatches } : {}),
       };
     });
+  }
+
+  /** Wraps a step's promise so that its duration from now is heard by onStage (when set). */
+  private timer(): <T>(stage: SearchStage, p: Promise<T>) => Promise<T> {
+    const onStage = this.opts.onStage;
+    if (!onStage) return (_stage, p) => p;
+    const t0 = performance.now();
+    return (stage, p) => p.then((v) => (onStage(stage, (performance.now() - t0) / 1000), v));
   }
 
   /** Runs other synchronous work of a request (serialising a large answer) in the same turns as searches. */

@@ -134,6 +134,7 @@ export class Registry {
 }
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+const STAGE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 
 /**
@@ -162,6 +163,9 @@ export function createServerMetrics() {
     errors: r.counter('retriever_errors_total', 'Requests that failed, by route and error code.'),
     latency: r.histogram('retriever_request_duration_seconds', 'Request latency, by route and mode.', LATENCY_BUCKETS),
     encoderBatch: r.histogram('retriever_encoder_batch_size', 'Query texts per encoder batch.', BATCH_BUCKETS),
+    // where a request's time goes: read (the body), encode (the query vectors: tokenize, run, pool and
+    // hop, the round trip to the encoder thread, inside it), bm25, dense, materialize, write
+    stage: r.histogram('retriever_stage_seconds', 'Time spent in each step of a search request.', STAGE_BUCKETS),
     encoderQueue: r.gauge('retriever_encoder_queue_depth', 'Query texts waiting for the encoder.'),
     inFlight: r.gauge('retriever_inflight_requests', 'Requests being served now.'),
     cacheHits: r.counter('retriever_cache_hits_total', 'Result cache hits.'),

@@ -115,6 +115,8 @@ interface Exchange {
   mode: string;
   /** The JSON-RPC id of an MCP request, once its body is read: its refusals carry it. */
   rpcId: RequestId | null;
+  /** When the request arrived, ms (performance.now). */
+  started: number;
   /** Answers with an error: JSON-RPC's shape on MCP routes, `{error: {code, message}}` elsewhere. */
   fail(code: string, message: string, headers?: Record<string, string>, rpcCode?: number): void;
   /** Records the outcome of an answer sent elsewhere (an error code, or 'ok'). */
@@ -166,6 +168,7 @@ function exchange(app: RouterContext, req: IncomingMessage, res: ServerResponse)
     path,
     mode: '',
     rpcId: null,
+    started,
     settle: (o) => (outcome = o),
     fail: (code, message, headers = {}, rpcCode) => {
       outcome = code;
@@ -261,9 +264,12 @@ async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Pro
   const restHandler = REST_ROUTES[path];
   if (restHandler) {
     if (req.method !== 'POST') throw new HttpError('METHOD_NOT_ALLOWED', `use POST ${path} with a JSON body`);
+    app.metrics.stage.observe((performance.now() - x.started) / 1000, { stage: 'read' });
     if (!admitAnswer(app, x, app.answers.sizer.rest(path, body))) return;
     x.mode = modeLabel(body);
     const { body: result, scoreKind } = await restHandler(app.rest() as RestContext, body);
+    const answered = performance.now();
+    res.once('finish', () => app.metrics.stage.observe((performance.now() - answered) / 1000, { stage: 'write' }));
     res.setHeader('x-score-kind', scoreKind);
     if (result instanceof JsonList)
       await sendJsonList(res, result, (work) => (app.retriever() as Retriever).inTurn(work));
