@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { BM25_DEFAULTS, type Bm25Params } from './index/bm25/scoring.js';
 import type { CorpusFormat } from './core/contracts.js';
 import { DEFAULT_MODEL } from './encoder/model-ids.js';
+import { DEFAULT_FOLDER } from './ingest/files/walk.js';
 
 /**
  * Every default in one place; option docs in the CLI quote these values.
@@ -23,6 +24,8 @@ export const DEFAULTS = {
   chunkSize: 500,
   /** Tokens repeated between consecutive chunks (whole sentences when possible). */
   chunkOverlap: 50,
+  /** A folder corpus's largest file, in MiB: larger ones are listed as skipped, not read. */
+  maxFileMb: DEFAULT_FOLDER.maxFileBytes / 2 ** 20,
   bm25: BM25_DEFAULTS as Bm25Params,
   /**
    * Postings build-index holds before spilling a sorted run, shared by the inversion threads; held
@@ -106,7 +109,8 @@ export const DEFAULTS = {
  * Per-format chunking default: 0 keeps one chunk per record. wiki-18 and BEIR
  * passages are already retrieval units (and BEIR scores are per document);
  * MultiHop-RAG articles are chunked at 500 tokens as in the DeepSearch-RL
- * setup; GraphRAG-Bench books and generic jsonl are chunked the same way.
+ * setup; GraphRAG-Bench books, generic jsonl and folders of files are chunked
+ * the same way.
  */
 export const CHUNK_SIZE_BY_FORMAT: Record<CorpusFormat, number> = {
   wiki18: 0,
@@ -114,6 +118,7 @@ export const CHUNK_SIZE_BY_FORMAT: Record<CorpusFormat, number> = {
   jsonl: DEFAULTS.chunkSize,
   multihop: DEFAULTS.chunkSize,
   graphrag: DEFAULTS.chunkSize,
+  files: DEFAULTS.chunkSize,
 };
 
 /**

@@ -18,6 +18,7 @@ import {
 } from '../presets/presets.js';
 import { DEFAULT_DENSE_TEXT, type DenseTextRule } from '../ingest/dense-text.js';
 import type { Logger } from '../util/log.js';
+import type { FolderOptions } from '../ingest/files/walk.js';
 
 /** The dense arm of a build: which encoder, and how its vectors are indexed. */
 export interface DenseBuildOptions {
@@ -30,6 +31,8 @@ export interface DenseBuildOptions {
   annThreads: number;
   annCheckpointMinutes: number;
   embedWindow: number;
+  /** Take unchanged chunks' vectors from the index being replaced (build/vector-reuse.ts); unset: true. */
+  reuseVectors?: boolean;
   /** Import precomputed vectors instead of encoding (`importVectors` fills it for a preset). */
   vectors?: { path: string; format?: 'faiss'; spotCheck: number; minCosine: number };
   /** What the encoder sees of each chunk; unset: the input format's convention (ingest/dense-text.ts). */
@@ -42,6 +45,8 @@ export interface BuildCorpusOptions {
   name?: string;
   input?: string;
   format?: CorpusFormat;
+  /** The `files` format: which files of the folder to read; unset: every known kind up to 64 MB. */
+  folder?: FolderOptions;
   /** With a preset: download and import its published vectors instead of encoding. */
   importVectors?: boolean;
   indexDir: string;
@@ -95,14 +100,24 @@ export async function buildCorpus(options: BuildCorpusOptions): Promise<BuildSum
   const o = options.signal ? { ...options, hub: { ...options.hub, signal: options.signal } } : options;
   const preset = o.preset !== undefined ? requirePreset(o.preset) : undefined;
   const name = o.name ?? preset?.name;
-  const format = o.format ?? (preset?.format as CorpusFormat | undefined);
+  // a folder is read as a folder of documents: no other format reads one
+  const format =
+    o.format ?? (preset?.format as CorpusFormat | undefined) ?? (o.input && isFolder(o.input) ? 'files' : undefined);
   if (!name || !format || (!o.input && !preset)) {
     throw new RetrieverError(
       'BAD_INPUT',
-      'retriever-mcp build needs --corpus PRESET, or --name, --input and --format (see retriever-mcp build --help)',
+      'retriever-mcp build needs --corpus PRESET, or --name and --input (a folder of documents, or a corpus file with its --format) (see retriever-mcp build --help)',
     );
   }
-  if (o.input) checkInputFile(o.input, '--input');
+  if (o.input && format !== 'files') {
+    if (isFolder(o.input)) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `${o.input} is a folder, and --format ${format} reads one file: pass --format files (or no --format) to index the documents in it, or the corpus file itself`,
+      );
+    }
+    checkInputFile(o.input, '--input');
+  }
   if (o.hub.offline) checkOffline(o, preset);
   if (o.importVectors && !preset) {
     throw new RetrieverError('BAD_INPUT', '--import-vectors needs --corpus PRESET; use --vectors PATH otherwise');
@@ -154,6 +169,7 @@ export async function buildCorpus(options: BuildCorpusOptions): Promise<BuildSum
       bm25: o.bm25,
       maxPostingsInMemory: o.maxPostingsInMemory,
       threads: o.threads,
+      ...(o.folder ? { folder: o.folder } : {}),
       dense: phase?.phase ?? null,
       resume: o.resume,
       rebuildCommand: o.rebuildCommand,
@@ -185,6 +201,7 @@ async function openDensePhase(
     annThreads: d.annThreads,
     annCheckpointMs: d.annCheckpointMinutes > 0 ? d.annCheckpointMinutes * 60_000 : Infinity,
     windowSize: d.embedWindow,
+    ...(d.reuseVectors === false ? { reuse: false } : {}),
     ...(d.text ? { text: d.text } : {}),
     ...(d.vectors ? { importFrom: d.vectors } : {}),
     ann: d.ann,
@@ -219,6 +236,14 @@ function checkOffline(o: BuildCorpusOptions, preset: Preset | undefined): void {
       `--offline, and ${missing.length} file(s) the build needs are not in the cache ${o.hub.cacheDir}: ` +
         `${missing.map((f) => `${f.repo}/${f.path}`).join(', ')}; run once without --offline to download them, or pass local files (--input, --model-path)`,
     );
+  }
+}
+
+function isFolder(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
   }
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describeError, isRetrieverError, RetrieverError } from '../errors.js';
 import { Bm25Builder, postingsPerThread } from '../index/bm25/bm25-builder.js';
@@ -11,9 +11,11 @@ import { INDEX_FILES, validateCorpusName } from '../index/layout.js';
 import { filesBytes } from '../index/file-integrity.js';
 import { lockBuild } from './build-lock.js';
 import type { DenseManifest, Manifest } from '../index/manifest.js';
-import { chunkDocument, wordCounter } from '../ingest/chunker.js';
+import { chunkDocument, wordCounter, type ChunkPiece } from '../ingest/chunker.js';
+import type { SourceDocument } from '../ingest/types.js';
+import type { FolderOptions } from '../ingest/files/walk.js';
 import { type TokenCounter } from '../core/contracts.js';
-import { readCorpusBatches } from '../ingest/readers.js';
+import { describeSource, readCorpusBatches } from '../ingest/readers.js';
 import type { CorpusFormat } from '../core/contracts.js';
 import { ChunkStoreWriter } from '../store/chunk-store-writer.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
@@ -22,7 +24,14 @@ import type { Logger } from '../util/log.js';
 import { createProgress, formatBytes, formatCount, formatDuration, underProgress } from '../util/progress.js';
 import { INDEX_FORMAT_VERSION, TOOL_VERSION } from '../version.js';
 import { dirBytes, recordFiles } from './file-records.js';
-import { loadState, stateKey, STATE_FILE, type BuildState, type IngestResult } from './build-state.js';
+import {
+  loadState,
+  MAX_SKIPPED_LISTED,
+  stateKey,
+  STATE_FILE,
+  type BuildState,
+  type IngestResult,
+} from './build-state.js';
 import { commitPartial, liveDir, newBuildId, partialDir, preparePartial, verifyBeforePublish } from './index-swap.js';
 
 /** The dense arm of a build, supplied by the encoder side (see encoder/dense-phase.ts). */
@@ -43,6 +52,8 @@ export interface DensePhaseContext {
   progress: boolean;
   /** Stops the phase between batches, keeping what --resume needs (see BuildOptions.signal). */
   signal?: AbortSignal;
+  /** The published index this build replaces, if any: its vectors may serve unchanged chunks. */
+  previous?: string;
 }
 
 export interface BuildOptions {
@@ -58,6 +69,8 @@ export interface BuildOptions {
   maxPostingsInMemory: number;
   /** BM25 inversion worker threads (0 = inline); inputs under 32 MB always run inline. */
   threads: number;
+  /** The `files` format: which files of the folder to read (ingest/files/walk.ts). */
+  folder?: FolderOptions;
   dense: DensePhase | null;
   resume: boolean;
   rebuildCommand: string;
@@ -148,14 +161,15 @@ function freeSpaceOnFullDisk(opts: BuildOptions, err: unknown): unknown {
 async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
   const started = performance.now();
   const input = resolve(opts.input);
-  const key = stateKey({ ...opts, dense: opts.dense?.fingerprint ?? null }, input);
+  const source = describeSource(opts.format, input, opts.folder);
+  const key = stateKey({ ...opts, dense: opts.dense?.fingerprint ?? null }, input, source.stamp);
   const { dir, resumed } = preparePartial(opts.indexDir, opts.name, opts.resume);
   let state: BuildState = { key };
   if (resumed) state = loadState(dir, key, opts.log);
   else if (opts.resume) opts.log.info(`no interrupted build of ${opts.name} to resume; starting a fresh build`);
 
   const storePath = join(dir, INDEX_FILES.store);
-  const ing = await textPhase(opts, state, input, dir, storePath);
+  const ing = await textPhase(opts, state, { path: input, bytes: source.bytes }, dir, storePath);
   opts.signal?.throwIfAborted();
   const dense = opts.dense
     ? await opts.dense.run({
@@ -166,11 +180,19 @@ async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
         log: opts.log,
         progress: opts.progress,
         ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(existsSync(liveDir(opts.indexDir, opts.name)) ? { previous: liveDir(opts.indexDir, opts.name) } : {}),
       })
     : null;
   opts.signal?.throwIfAborted();
   const buildId = newBuildId();
-  const manifest = makeManifest(opts, input, ing, dense?.manifest ?? null, buildId, started);
+  const manifest = makeManifest(
+    opts,
+    { path: input, bytes: source.bytes },
+    ing,
+    dense?.manifest ?? null,
+    buildId,
+    started,
+  );
   await finishFiles(opts, dir, storePath, manifest, dense?.files ?? []);
   // a stop that came while the files were checksummed keeps the partial build: nothing is published
   opts.signal?.throwIfAborted();
@@ -201,7 +223,7 @@ async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
 async function textPhase(
   opts: BuildOptions,
   state: BuildState,
-  input: string,
+  input: Input,
   dir: string,
   storePath: string,
 ): Promise<IngestResult> {
@@ -227,9 +249,15 @@ async function textPhase(
   return state.ingest;
 }
 
+/** The corpus file or folder, and the bytes it holds. */
+interface Input {
+  path: string;
+  bytes: number;
+}
+
 function makeManifest(
   opts: BuildOptions,
-  input: string,
+  input: Input,
   ing: IngestResult,
   dense: DenseManifest | null,
   buildId: string,
@@ -245,10 +273,11 @@ function makeManifest(
     corpus: {
       name: opts.name,
       format: opts.format,
-      source: { path: input, bytes: statSync(input).size, sha256: ing.sourceSha256 },
+      source: { path: input.path, bytes: input.bytes, sha256: ing.sourceSha256 },
       documents: ing.documents,
       chunks: ing.chunks,
       tokens: ing.tokens,
+      ...(ing.skipped ? { skipped: ing.skipped } : {}),
     },
     chunker: {
       size: opts.chunkSize,
@@ -305,7 +334,7 @@ async function finishFiles(
   rmSync(join(dir, STATE_FILE), { force: true });
 }
 
-async function ingest(opts: BuildOptions, input: string, dir: string, storePath: string): Promise<IngestResult> {
+async function ingest(opts: BuildOptions, input: Input, dir: string, storePath: string): Promise<IngestResult> {
   const counter = opts.chunkUnit === 'words' ? wordCounter : (opts.dense?.counter ?? wordCounter);
   const writer = new ChunkStoreWriter(storePath);
   const bm25 = openBm25Builder(opts, input, dir);
@@ -313,7 +342,7 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
   const phaseStart = performance.now();
   let storeSync: ReturnType<typeof syncInBackground> | undefined;
   try {
-    const { tokens, split } = await loadChunks(opts, input, writer, bm25, hash, counter);
+    const { tokens, split, skipped } = await loadChunks(opts, input, writer, bm25, hash, counter);
     opts.log.info(`indexing ${formatCount(writer.chunkCount)} chunks (ids, BM25 postings)…`);
     const readS = (performance.now() - phaseStart) / 1000;
     const t = performance.now();
@@ -350,6 +379,7 @@ async function ingest(opts: BuildOptions, input: string, dir: string, storePath:
       tokenizer: split ? counter.id : wordCounter.id,
       sourceSha256: hash.digest('hex'),
       bm25: stats,
+      ...(skipped ? { skipped } : {}),
     };
   } catch (err) {
     await bm25.abort();
@@ -379,8 +409,8 @@ function writeBlocks(opts: BuildOptions, dir: string, stats: Bm25BuildStats, lis
   return (performance.now() - t) / 1000;
 }
 
-function openBm25Builder(opts: BuildOptions, input: string, dir: string): Bm25Builder {
-  const workers = statSync(input).size < INLINE_BELOW_BYTES ? 0 : opts.threads;
+function openBm25Builder(opts: BuildOptions, input: Input, dir: string): Bm25Builder {
+  const workers = input.bytes < INLINE_BELOW_BYTES ? 0 : opts.threads;
   const perThread = postingsPerThread(opts.maxPostingsInMemory, workers);
   if (perThread > MAX_COUNTER_POSTINGS) {
     opts.log.warn(
@@ -399,16 +429,16 @@ function openBm25Builder(opts: BuildOptions, input: string, dir: string): Bm25Bu
 /** Reads, chunks and stores every document, handing each chunk to the BM25 inverter; progress on stderr. */
 async function loadChunks(
   opts: BuildOptions,
-  input: string,
+  input: Input,
   writer: ChunkStoreWriter,
   bm25: Bm25Builder,
   hash: { update(data: Uint8Array): unknown },
   counter: TokenCounter,
-): Promise<{ tokens: number; split: boolean }> {
+): Promise<{ tokens: number; split: boolean; skipped?: IngestResult['skipped'] }> {
   const chunking = { size: opts.chunkSize, overlap: opts.chunkOverlap, counter };
   const progress = createProgress({
     label: `ingest ${opts.name}`,
-    total: statSync(input).size,
+    total: input.bytes,
     unit: 'MB',
     scale: 1e6,
     enabled: opts.progress,
@@ -423,8 +453,13 @@ async function loadChunks(
   let firstIllFormed = '';
   let empty = 0;
   let firstEmpty = '';
-  const batches = readCorpusBatches(opts.format, input, {
+  const skipped: NonNullable<IngestResult['skipped']> = { count: 0, files: [] };
+  const batches = readCorpusBatches(opts.format, input.path, {
     hash,
+    ...(opts.folder ? { folder: opts.folder } : {}),
+    onSkipped: (s) => {
+      if (skipped.count++ < MAX_SKIPPED_LISTED) skipped.files.push({ path: s.rel, reason: s.reason });
+    },
     onProgress: (p) => (bytesRead = p.bytesRead),
     onMissingId: (where) => {
       if (missingIds++ === 0) firstMissing = where;
@@ -442,10 +477,10 @@ async function loadChunks(
     for await (const docs of batches) {
       opts.signal?.throwIfAborted();
       for (const doc of docs) {
-        const docNum = writer.addDocument(doc);
         const suffixIds = opts.chunkSize > 0 && !doc.verbatim;
         if (suffixIds) split = true;
         const pieces = chunkDocument(doc, chunking);
+        const docNum = writer.addDocument(withChunkPages(doc, pieces));
         if (pieces.length === 0 && empty++ === 0) firstEmpty = doc.id;
         for (const piece of pieces) {
           const num = writer.addChunk({
@@ -484,13 +519,31 @@ async function loadChunks(
         'search cannot find them: give them text or leave them out',
     );
   }
+  if (skipped.count > 0) reportSkipped(opts.log, skipped);
   if (writer.chunkCount === 0) {
     throw new RetrieverError(
       'BAD_INPUT',
-      `${input} holds no documents with text (format ${opts.format}); check --input and --format`,
+      `${input.path} holds no documents with text (format ${opts.format}); check --input and --format`,
     );
   }
-  return { tokens, split };
+  return { tokens, split, ...(opts.format === 'files' ? { skipped } : {}) };
+}
+
+/** A folder's files that were not indexed: named, so a user can fix or exclude them. */
+function reportSkipped(log: Logger, s: NonNullable<IngestResult['skipped']>): void {
+  const shown = s.files.slice(0, 20);
+  log.warn(
+    `${formatCount(s.count)} file(s) were not indexed:\n${shown.map((f) => `  ${f.path}: ${f.reason}`).join('\n')}` +
+      (s.count > shown.length
+        ? `\n  … and ${formatCount(s.count - shown.length)} more (manifest.json lists ${s.files.length})`
+        : ''),
+  );
+}
+
+/** A PDF's chunks carry their pages: kept once in the document's metadata, by chunk position. */
+function withChunkPages(doc: SourceDocument, pieces: ChunkPiece[]): SourceDocument {
+  if (!doc.structure?.pages || pieces.length === 0) return doc;
+  return { ...doc, metadata: { ...doc.metadata, chunk_pages: pieces.map((p) => p.pages ?? null) } };
 }
 
 export function formatSummary(s: BuildSummary): string {

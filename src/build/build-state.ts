@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
 import type { Bm25Params } from '../index/bm25/scoring.js';
@@ -22,7 +22,12 @@ export interface IngestResult {
   tokenizer: string;
   sourceSha256: string;
   bm25: Bm25BuildStats;
+  /** A folder corpus's files that were not indexed (the first MAX_SKIPPED_LISTED), with why. */
+  skipped?: { count: number; files: Array<{ path: string; reason: string }> };
 }
+
+/** Skipped files a manifest and a build summary list by name; the rest are counted. */
+export const MAX_SKIPPED_LISTED = 100;
 
 export interface BuildState {
   key: string;
@@ -38,28 +43,26 @@ export interface StateKeyOptions {
   bm25: Bm25Params;
   /** The dense phase's fingerprint, or null for a BM25-only build. */
   dense: string | null;
+  /** A folder corpus's file selection. */
+  folder?: unknown;
 }
 
+/** A corpus file's size and modification time, or a folder's stamp (ingest/readers.ts describeSource). */
+export type SourceStamp = { size: number; mtime: number } | { stamp: string };
+
 /** Everything that changes the result of the text phase, and the dense settings. */
-export function stateKey(opts: StateKeyOptions, input: string): string {
-  let st: { size: number; mtimeMs: number };
-  try {
-    st = statSync(input);
-  } catch (err) {
-    throw new RetrieverError('BAD_INPUT', `cannot read input ${input}: ${(err as Error).message}; check --input`, {
-      cause: err,
-    });
-  }
+export function stateKey(opts: StateKeyOptions, input: string, source: SourceStamp): string {
   return JSON.stringify({
     v: INDEX_FORMAT_VERSION,
     input,
-    size: st.size,
-    mtime: Math.floor(st.mtimeMs),
+    // a file's size and time as before, so a build interrupted by an older version still resumes
+    ...('size' in source ? { size: source.size, mtime: source.mtime } : { source: source.stamp }),
     format: opts.format,
     chunk:
       opts.chunkUnit === 'words' ? [opts.chunkSize, opts.chunkOverlap, 'words'] : [opts.chunkSize, opts.chunkOverlap],
     bm25: opts.bm25,
     dense: opts.dense,
+    ...(opts.folder !== undefined ? { folder: opts.folder } : {}),
   });
 }
 

@@ -20,6 +20,7 @@ import { AnnCheckpoint } from '../index/dense/ann-checkpoint.js';
 import { importVectors, type VectorImport } from './import-vectors.js';
 import { denseText, type DenseTextRule } from '../ingest/dense-text.js';
 import { relinkOrphans } from '../index/dense/relink-orphans.js';
+import { VectorReuse } from './vector-reuse.js';
 import type { DensePhase, DensePhaseContext } from './build-index.js';
 
 export interface DensePhaseOptions {
@@ -41,6 +42,12 @@ export interface DensePhaseOptions {
   text?: DenseTextRule;
   /** Copy published vectors instead of encoding the chunks. */
   importFrom?: VectorImport;
+  /**
+   * Take the vector of a chunk whose embedded text the index being replaced
+   * holds, made by the same model and settings, instead of embedding it
+   * again (build/vector-reuse.ts); default true.
+   */
+  reuse?: boolean;
   /**
    * Milliseconds between HNSW checkpoints that --resume continues from (a
    * save of wiki-18's graph writes up to 20 GB; 0 = after every batch;
@@ -156,6 +163,14 @@ async function embedChunks(opts: DensePhaseOptions, ctx: DensePhaseContext, writ
   writer.truncate(done);
   if (done > 0)
     ctx.log.info(`resume: ${formatCount(done)} of ${formatCount(ctx.chunkCount)} chunk vectors already computed`);
+  const reuse =
+    opts.reuse !== false && ctx.previous && done < ctx.chunkCount
+      ? VectorReuse.open(
+          ctx.previous,
+          { settings: enc.settings, dim: enc.dim, dtype: opts.vectorsDtype, text: opts.text ?? 'contents' },
+          ctx.log,
+        )
+      : undefined;
   const store = new ChunkStore(ctx.storePath);
   const progress = createProgress({
     label: `embed ${enc.settings.model}`,
@@ -174,17 +189,49 @@ async function embedChunks(opts: DensePhaseOptions, ctx: DensePhaseContext, writ
     let next = windowAt(done);
     for (let start = done; start < ctx.chunkCount; start += W) {
       // the bar moves after each batch: a window of long passages is minutes on a CPU
-      const pending = enc.embedPassages(next as string[], ctx.signal, (n) => progress.update(start + n));
+      const pending = embedWindow(enc, next as string[], reuse, ctx.signal, (n) => progress.update(start + n));
       // read the next window from SQLite while the encoder thread works
       next = windowAt(start + W);
       writer.append(await pending);
       progress.update(writer.count);
     }
     progress.finish();
+    if (reuse) {
+      ctx.log.info(
+        `re-used the vectors of ${formatCount(reuse.reused)} unchanged chunks and embedded ${formatCount(reuse.embedded)} new or changed ones`,
+      );
+    }
   } finally {
     progress.close();
     store.close();
+    reuse?.close();
   }
+}
+
+/** A window's vectors: the previous index's for texts it holds, the encoder's for the rest. */
+async function embedWindow(
+  enc: Encoder,
+  texts: string[],
+  reuse: VectorReuse | undefined,
+  signal: AbortSignal | undefined,
+  onProgress: (done: number) => void,
+): Promise<Float32Array[]> {
+  if (!reuse) return enc.embedPassages(texts, signal, onProgress);
+  const out: Array<Float32Array | undefined> = texts.map((t) => reuse.lookup(t));
+  const missing: number[] = [];
+  out.forEach((v, i) => v === undefined && missing.push(i));
+  const found = texts.length - missing.length;
+  reuse.reused += found;
+  reuse.embedded += missing.length;
+  if (missing.length > 0) {
+    const fresh = await enc.embedPassages(
+      missing.map((i) => texts[i] as string),
+      signal,
+      (n) => onProgress(found + n),
+    );
+    missing.forEach((i, k) => (out[i] = fresh[k]));
+  }
+  return out as Float32Array[];
 }
 
 async function buildAnn(

@@ -4,6 +4,8 @@ import type { BuildCorpusOptions, DenseBuildOptions } from '../app/build-corpus.
 import { CHUNK_SIZE_BY_FORMAT, DEFAULTS } from '../config.js';
 import { CORPUS_FORMATS, type CorpusFormat } from '../core/contracts.js';
 import { DENSE_TEXT_RULES } from '../ingest/dense-text.js';
+import { globRegExp } from '../ingest/files/globs.js';
+import type { FolderOptions } from '../ingest/files/walk.js';
 import { ANN_DEFAULTS_HELP, DEFAULT_QUANTIZATION } from '../index/dense/ann.js';
 import { redactSecrets, RetrieverError } from '../errors.js';
 import { cliLogger, exitWhenDone } from './boundary.js';
@@ -29,8 +31,28 @@ export const BUILD_OPTIONS = {
     describe: "with --corpus: download and import the preset's published vectors instead of encoding",
   },
   name: { type: 'string', describe: 'corpus name (the index directory under --index-dir)' },
-  input: { type: 'string', describe: 'corpus file (.jsonl, .json; .gz is read transparently)' },
-  format: { choices: CORPUS_FORMATS, describe: 'input format' },
+  input: {
+    type: 'string',
+    describe:
+      'a folder of documents (Markdown, HTML, PDF, text; read as --format files) or a corpus file (.jsonl, .json; .gz is read transparently)',
+  },
+  format: { choices: CORPUS_FORMATS, describe: 'input format (a folder: files)' },
+  include: {
+    type: 'string',
+    array: true,
+    describe:
+      'with a folder: globs of the files to read, relative to it (default: every .md .markdown .mdx .txt .text .rst .html .htm .xhtml .pdf)',
+  },
+  exclude: {
+    type: 'string',
+    array: true,
+    describe: 'with a folder: globs of files or folders to leave out (hidden ones and node_modules always are)',
+  },
+  'max-file-mb': {
+    type: 'number',
+    default: DEFAULTS.maxFileMb,
+    describe: 'with a folder: files larger than this are listed as skipped, not read',
+  },
   'index-dir': { type: 'string', default: DEFAULTS.indexDir, describe: 'where indexes are written' },
   'chunk-size': {
     type: 'number',
@@ -125,6 +147,12 @@ export const BUILD_OPTIONS = {
     default: DEFAULTS.annCheckpointMinutes,
     describe: 'save the HNSW graph this often while it is built, for --resume after a crash (0 = never)',
   },
+  'reuse-vectors': {
+    type: 'boolean',
+    default: true,
+    describe:
+      'a rebuild takes the vectors of chunks whose text the index it replaces already embedded with the same model; --no-reuse-vectors embeds every chunk',
+  },
   'embed-window': {
     type: 'number',
     default: DEFAULTS.embedWindow,
@@ -158,11 +186,15 @@ export const BUILD_OPTIONS = {
 function buildOptions(y: Argv) {
   return y
     .usage(
-      '$0 build --corpus PRESET [options]\n$0 build --name NAME --input PATH --format FORMAT [options]\n\nBuild the chunk store and indexes of a corpus.',
+      '$0 build --corpus PRESET [options]\n$0 build --name NAME --input FOLDER [options]\n$0 build --name NAME --input FILE --format FORMAT [options]\n\nBuild the chunk store and indexes of a corpus.',
     )
     .options(BUILD_OPTIONS)
     .options(ENCODER_RUNTIME_OPTIONS)
     .example('$0 build --corpus multihop', 'a preset: downloads its data and the default model, builds BM25 and dense')
+    .example(
+      "$0 build --name notes --input ./notes --exclude 'drafts/**'",
+      'a folder of Markdown, HTML, PDF and text; rebuilding it re-embeds only the chunks that changed',
+    )
     .example(
       '$0 build --name wiki --input wiki-18.jsonl.gz --format wiki18 --no-dense',
       'your own file, BM25 only (without --no-dense: a dense arm too, with the default model or --model)',
@@ -236,6 +268,7 @@ function toBuildOptions(args: BuildArgs, argv: string[]): BuildCorpusOptions {
     ...(args.name !== undefined ? { name: args.name } : {}),
     ...(args.input !== undefined ? { input: args.input } : {}),
     ...(args.format !== undefined ? { format: args.format as CorpusFormat } : {}),
+    ...folderOptions(args),
     importVectors: args['import-vectors'],
     indexDir: args['index-dir'],
     ...(args['chunk-size'] !== undefined ? { chunkSize: args['chunk-size'] } : {}),
@@ -251,6 +284,25 @@ function toBuildOptions(args: BuildArgs, argv: string[]): BuildCorpusOptions {
     log,
     progress,
     ...(signal ? { signal } : {}),
+  };
+}
+
+/** --include, --exclude and --max-file-mb, for a folder corpus. */
+function folderOptions(args: BuildArgs): { folder?: FolderOptions } {
+  const include = args.include?.map(String) ?? [];
+  const exclude = args.exclude?.map(String) ?? [];
+  const maxMb = args['max-file-mb'];
+  if (!(maxMb > 0 && maxMb <= 4096)) {
+    throw new RetrieverError('BAD_INPUT', `--max-file-mb must be a number of megabytes from 0 to 4096, got ${maxMb}`);
+  }
+  if (include.length === 0 && exclude.length === 0 && maxMb === DEFAULTS.maxFileMb) return {};
+  for (const g of [...include, ...exclude]) globRegExp(g); // a malformed glob fails now, named
+  return {
+    folder: {
+      ...(include.length > 0 ? { include } : {}),
+      ...(exclude.length > 0 ? { exclude } : {}),
+      maxFileBytes: Math.round(maxMb * 2 ** 20),
+    },
   };
 }
 
@@ -299,6 +351,7 @@ function denseOptions(args: BuildArgs): DenseBuildOptions {
     annThreads: args['ann-threads'],
     annCheckpointMinutes: args['ann-checkpoint-minutes'],
     embedWindow: args['embed-window'],
+    reuseVectors: args['reuse-vectors'],
     ...(vectorsPath !== undefined
       ? {
           vectors: {

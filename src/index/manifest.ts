@@ -71,6 +71,8 @@ export interface Manifest {
     documents: number;
     chunks: number;
     tokens: number;
+    /** A folder corpus's files that were not indexed (the first 100), with why. */
+    skipped?: { count: number; files: Array<{ path: string; reason: string }> };
   };
   chunker: { size: number; overlap: number; tokenizer: string };
   bm25: {

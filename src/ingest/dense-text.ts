@@ -18,7 +18,8 @@ export type DenseTextRule = (typeof DENSE_TEXT_RULES)[number];
  * data sets with e5-small-v2 (BENCHMARKS.md, "The text the dense arm
  * embeds"): MultiHop-RAG's news titles help the dense arm, GraphRAG-Bench's
  * corpus names do not. jsonl records ({id, title, text}) are BEIR's shape
- * and follow BEIR (no jsonl data set here to measure).
+ * and follow BEIR (no jsonl data set here to measure); so do folders of
+ * files, whose titles are headings and document titles, as BEIR's are.
  */
 export const DEFAULT_DENSE_TEXT: Record<CorpusFormat, DenseTextRule> = {
   beir: 'title-body',
@@ -26,6 +27,7 @@ export const DEFAULT_DENSE_TEXT: Record<CorpusFormat, DenseTextRule> = {
   jsonl: 'title-body',
   multihop: 'title-body',
   graphrag: 'contents',
+  files: 'title-body',
 };
 
 /** The encoder's input for a chunk stored as `contents` whose body starts at `bodyStart`. */

@@ -4,6 +4,10 @@ import { readJsonValues } from './json-values.js';
 import { readLineBatches } from './lines.js';
 import type { ReadOptions, SourceDocument } from './types.js';
 import type { CorpusFormat } from '../core/contracts.js';
+import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
+import { describeFolder, readFolderBatches } from './files/read-folder.js';
+import { DEFAULT_FOLDER, type FolderOptions } from './files/walk.js';
 
 /**
  * Readers turn a corpus file of one of the supported formats into a stream of
@@ -38,7 +42,57 @@ export function readCorpusBatches(
       return readJsonArray(path, opts, fromMultihop);
     case 'graphrag':
       return readJsonArray(path, opts, fromGraphrag);
+    case 'files':
+      return readFolderBatches(path, {
+        ...(opts.folder ?? DEFAULT_FOLDER),
+        ...(opts.hash ? { hash: opts.hash } : {}),
+        ...(opts.onSkipped ? { onSkipped: opts.onSkipped } : {}),
+        onProgress: (bytesRead) => opts.onProgress?.({ bytesRead, totalBytes: 0 }),
+      });
   }
+}
+
+/**
+ * How big the input is (the progress bar's total) and a stamp of its
+ * contents that changes whenever they do (a resumed build compares it):
+ * size and modification time for a file, every readable file's for a folder.
+ */
+export function describeSource(
+  format: CorpusFormat,
+  path: string,
+  folder: FolderOptions = DEFAULT_FOLDER,
+): { bytes: number; stamp: { size: number; mtime: number } | { stamp: string } } {
+  let st;
+  try {
+    st = statSync(path);
+  } catch (err) {
+    throw new RetrieverError('BAD_INPUT', `cannot read input ${path}: ${(err as Error).message}; check --input`, {
+      cause: err,
+    });
+  }
+  if (format === 'files') {
+    if (!st.isDirectory()) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `--format files reads a folder, and ${path} is not one: pass the folder as --input`,
+      );
+    }
+    const { bytes, stamp } = describeFolder(path, folder);
+    if (bytes === 0) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `${path} holds no Markdown, HTML, PDF or text file${folder.include ? ' that --include selects' : ''}: check --input${folder.include ? ' and --include' : ''}`,
+      );
+    }
+    return { bytes, stamp: { stamp: createHash('sha256').update(stamp).digest('hex') } };
+  }
+  if (st.isDirectory()) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `${path} is a folder, and --format ${format} reads one file: pass --format files to index the documents in it, or the corpus file itself`,
+    );
+  }
+  return { bytes: st.size, stamp: { size: st.size, mtime: Math.floor(st.mtimeMs) } };
 }
 
 type RecordMapper = (rec: Record<string, unknown>, where: string, index: number, opts: ReadOptions) => SourceDocument;

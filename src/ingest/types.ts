@@ -1,3 +1,4 @@
+import type { FolderOptions, Skipped } from './files/walk.js';
 import type { Metadata } from '../store/chunk-store.js';
 
 /** One document as a reader yields it, before chunking. */
@@ -12,6 +13,12 @@ export interface SourceDocument {
    * embed, kept verbatim so vectors match published indexes built from it.
    */
   verbatim?: { contents: string; bodyStart: number };
+  /**
+   * A file's structure (folder corpora): where headings start sections and,
+   * for a PDF, where each page starts, as UTF-16 offsets in `text`. The
+   * chunker breaks at headings and paragraphs and records each chunk's pages.
+   */
+  structure?: { sections: number[]; pages?: number[] };
 }
 
 export interface ReadProgress {
@@ -29,4 +36,8 @@ export interface ReadOptions {
   onMissingId?: (where: string) => void;
   /** Called for each record whose strings held lone surrogates (replaced by U+FFFD, see readers.ts). */
   onIllFormed?: (where: string) => void;
+  /** The `files` format: which files of the folder to read (walk.ts's defaults otherwise). */
+  folder?: FolderOptions;
+  /** The `files` format: a file that was not indexed, and why. */
+  onSkipped?: (s: Skipped) => void;
 }

@@ -358,6 +358,18 @@ export function chunkRecord(s: StoredChunk<unknown>, metadata: Metadata | undefi
     text: s.contents.slice(s.body_start),
     nTokens: s.n_tokens,
   };
-  if (metadata !== undefined) rec.metadata = metadata;
+  if (metadata !== undefined) rec.metadata = chunkMetadata(metadata, s.position);
   return rec;
+}
+
+/**
+ * A document's metadata as one chunk's: a PDF's `chunk_pages` (the pages of
+ * each chunk, by position, kept once per document) becomes this chunk's `pages`.
+ */
+function chunkMetadata(metadata: Metadata, position: number): Metadata {
+  const pages = metadata['chunk_pages'];
+  if (!Array.isArray(pages)) return metadata;
+  const { chunk_pages: _, ...rest } = metadata;
+  const own: unknown = pages[position];
+  return own === undefined ? rest : { ...rest, pages: own };
 }

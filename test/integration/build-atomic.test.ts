@@ -197,7 +197,9 @@ describe('build-index CLI', () => {
     const r = runBin(BIN.build, ['--name', 'x', '--format', 'jsonl']);
     expect(r.status).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
-    expect(r.stderr).toMatch(/needs --corpus PRESET, or --name, --input and --format/);
+    expect(r.stderr).toMatch(
+      /needs --corpus PRESET, or --name and --input \(a folder of documents, or a corpus file with its --format\)/,
+    );
     const m = runBin(BIN.build, [
       '--name',
       'x',

@@ -28,6 +28,9 @@ function heading(title: string, metadata: Record<string, unknown> | undefined): 
   if (category) parts.push(`Category: ${category}`);
   // ISO timestamps are shown as their day: what published_after and published_before compare
   if (date) parts.push(/^\d{4}-\d{2}-\d{2}T/.test(date) ? date.slice(0, 10) : date);
+  // a PDF's chunk: the pages a citation needs
+  const pages = text(metadata?.['pages']);
+  if (pages) parts.push(`${pages.includes('-') ? 'pages' : 'page'} ${pages}`);
   return parts.join('; ');
 }
 
