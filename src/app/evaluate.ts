@@ -2,7 +2,9 @@ import { DEFAULTS } from '../config.js';
 import { RetrieverError } from '../errors.js';
 import { measureAnnRecall, type AnnRecallReport } from '../eval/ann-recall.js';
 import { loadQueries, type EvalFormat, type EvalQuery } from '../eval/queries.js';
-import { runEval, type EvalRow } from '../eval/run-eval.js';
+import { runEvalDetailed, type EvalRow } from '../eval/run-eval.js';
+import { renderHtmlReport } from '../eval/html-report.js';
+import { TOOL_VERSION } from '../version.js';
 import type { HubConfig } from '../hub/download.js';
 import type { Manifest } from '../index/manifest.js';
 import { fetchPresetFile, getPreset } from '../presets/presets.js';
@@ -12,6 +14,9 @@ import { SEARCH_MODES, type SearchMode } from '../search/types.js';
 import type { Logger } from '../util/log.js';
 import type { EncoderFlags } from './encoders.js';
 import { openRetriever } from './open-retriever.js';
+
+/** Depths an HTML report's curves are drawn at (up to the deepest --k, at least 10). */
+const CURVE_KS = [1, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 50, 100];
 
 export interface EvalSetup {
   corpus: string;
@@ -28,6 +33,8 @@ export interface EvalSetup {
 
 export interface EvalReport {
   rows: EvalRow[];
+  /** With `html`: the self-contained report (eval/html-report.ts). */
+  html?: string;
   queriesPath: string;
   format: EvalFormat;
   queryCount: number;
@@ -41,7 +48,7 @@ export interface EvalReport {
  */
 export async function evaluate(
   setup: EvalSetup,
-  o: { modes?: string[]; ks: number[]; limit?: number; evidenceThreshold: number },
+  o: { modes?: string[]; ks: number[]; limit?: number; evidenceThreshold: number; html?: boolean },
 ): Promise<EvalReport> {
   return withRetriever(setup, async (retriever, queries, queriesPath, format) => {
     const corpus = retriever.corpus(setup.corpus);
@@ -62,16 +69,36 @@ export async function evaluate(
       );
     }
     const t0 = performance.now();
-    const rows = await runEval(picked, {
+    // a report's curves need points at more depths than the table's cut-offs
+    const ks = o.html
+      ? [...new Set([...CURVE_KS.filter((k) => k <= Math.max(10, ...o.ks)), ...o.ks])].sort((a, b) => a - b)
+      : o.ks;
+    const { rows, details } = await runEvalDetailed(picked, {
       retriever,
       corpus: setup.corpus,
       modes,
-      ks: o.ks,
+      ks,
       evidenceThreshold: o.evidenceThreshold,
       progress: setup.progress,
+      curves: o.html === true,
     });
     const seconds = (performance.now() - t0) / 1000;
-    return { rows, queriesPath, format, queryCount: picked.length, seconds, manifest: corpus.manifest };
+    const m = corpus.manifest;
+    const html = o.html
+      ? renderHtmlReport({
+          corpus: setup.corpus,
+          queriesPath,
+          queryCount: picked.length,
+          encoder: m.dense ? `${m.dense.encoder.model} (${m.dense.encoder.variant})` : null,
+          builtAt: m.built_at,
+          rows,
+          details,
+          ks,
+          generatedAt: new Date().toISOString(),
+          version: TOOL_VERSION,
+        })
+      : undefined;
+    return { rows, queriesPath, format, queryCount: picked.length, seconds, manifest: m, ...(html ? { html } : {}) };
   });
 }
 

@@ -1,4 +1,6 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { RetrieverError } from '../errors.js';
 import type { Argv, CommandModule } from 'yargs';
 import { DEFAULTS } from '../config.js';
 import type { EvalSetup } from '../app/evaluate.js';
@@ -45,6 +47,11 @@ function evalOptions(y: Argv) {
       describe: 'with --ann-recall: HNSW candidates re-scored exactly, as a multiple of k (as the server does)',
     })
     .option('json', { type: 'string', describe: 'also write the results as JSON to this path' })
+    .option('html', {
+      type: 'string',
+      describe:
+        'also write a self-contained HTML report to this path: recall and nDCG curves per mode, and the queries where hybrid lost to an arm with both lists',
+    })
     .option('index-dir', { type: 'string', default: DEFAULTS.indexDir })
     .option('model-path', { type: 'string', describe: "query encoder from a local directory (default: the index's)" })
     .options(ENCODER_RUNTIME_OPTIONS)
@@ -72,6 +79,18 @@ export const evalCommand: CommandModule = {
  * search path and reports recall@k, MRR@10 and nDCG@10 (per question type).
  */
 async function evalMain(args: EvalArgs): Promise<void> {
+  // an evaluation can take an hour: a report path it cannot write to fails now, not after it
+  for (const [flag, path] of [
+    ['--json', args.json],
+    ['--html', args.html],
+  ] as const) {
+    if (path !== undefined && !existsSync(dirname(resolve(path)))) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `${flag} ${path}: its folder ${dirname(resolve(path))} does not exist: create it or pick another path`,
+      );
+    }
+  }
   const ks = args.k.split(',').map(Number);
   for (const k of ks) checkInt('--k', k, 1, 100);
   if (args.limit !== undefined) checkInt('--limit', args.limit, 1, 10_000_000);
@@ -115,6 +134,7 @@ async function evalMain(args: EvalArgs): Promise<void> {
     ks,
     ...(args.limit !== undefined ? { limit: args.limit } : {}),
     evidenceThreshold: args['evidence-threshold'],
+    ...(args.html !== undefined ? { html: true } : {}),
   });
   // the report is the command's output: it goes to stdout (no MCP stream here)
   process.stdout.write(
@@ -128,6 +148,10 @@ async function evalMain(args: EvalArgs): Promise<void> {
       `${JSON.stringify({ corpus: args.corpus, queries: queriesPath, format, ks, rows, seconds, manifest }, null, 2)}\n`,
     );
     log.info(`wrote ${args.json}`);
+  }
+  if (args.html !== undefined && r.html !== undefined) {
+    writeFileSync(args.html, r.html);
+    log.info(`wrote ${args.html} (open it in a browser; it needs no network)`);
   }
 }
 

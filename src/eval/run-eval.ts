@@ -20,6 +20,16 @@ export interface EvalOptions {
    * local store it was pushed from.
    */
   judgeStore?: { contentsRange(from: number, to: number): string[] };
+  /** Also score nDCG at every k of `ks` (the curves of `eval --html`). */
+  curves?: boolean;
+}
+
+/** Per mode, each query's scores and ranked hits (what `eval --html` shows). */
+export interface EvalDetails {
+  queries: readonly EvalQuery[];
+  modes: Map<string, { scores: QueryScore[]; lists: SearchHit[][] }>;
+  /** Whether a hit counts as relevant for query i (the judge's own rule). */
+  relevant(i: number, hit: SearchHit): boolean;
 }
 
 export interface EvalRow {
@@ -31,7 +41,7 @@ export interface EvalRow {
   metrics: Record<string, number>;
 }
 
-interface QueryScore {
+export interface QueryScore {
   type: string;
   skipped: boolean;
   metrics: Record<string, number>;
@@ -46,14 +56,27 @@ const BATCH = 64;
  * by their first chunk, so deeper chunk lists are fetched for them.
  */
 export async function runEval(queries: EvalQuery[], opts: EvalOptions): Promise<EvalRow[]> {
+  return (await runEvalDetailed(queries, opts)).rows;
+}
+
+/** runEval, keeping each query's scores and hit lists per mode. */
+export async function runEvalDetailed(
+  queries: EvalQuery[],
+  opts: EvalOptions,
+): Promise<{ rows: EvalRow[]; details: EvalDetails }> {
   const corpus = opts.retriever.corpus(opts.corpus);
   const maxK = Math.max(10, ...opts.ks);
   const docLevel = queries.some((q) => q.judge.kind === 'docs' || q.judge.kind === 'titles');
   const chunked = corpus.manifest.corpus.chunks > corpus.manifest.corpus.documents;
   const depth = Math.min(opts.retriever.opts.maxTopK, docLevel && chunked ? maxK * 5 : maxK);
   const store = opts.judgeStore ?? localOnly(corpus, 'eval').store;
-  const judge = createJudge(store, corpus.manifest.corpus.chunks, opts);
+  const judging = new Judging(store, corpus.manifest.corpus.chunks, opts);
   const rows: EvalRow[] = [];
+  const details: EvalDetails = {
+    queries,
+    modes: new Map(),
+    relevant: (i, hit) => judging.relevant(queries[i] as EvalQuery, hit),
+  };
   for (const mode of opts.modes) {
     const progress = createProgress({
       label: `eval ${opts.corpus} ${mode}`,
@@ -76,9 +99,11 @@ export async function runEval(queries: EvalQuery[], opts: EvalOptions): Promise<
     } finally {
       progress.close();
     }
-    rows.push(...judge.rows(mode, queries, lists));
+    const scores = queries.map((q, i) => judging.score(q, lists[i] ?? []));
+    details.modes.set(mode, { scores, lists });
+    rows.push(...aggregate(mode, scores));
   }
-  return rows;
+  return { rows, details };
 }
 
 /** Scores ranked hit lists against their queries' judges; reusable across many lists of the same queries. */
@@ -89,7 +114,7 @@ export interface ListJudge {
 export function createJudge(
   store: { contentsRange(from: number, to: number): string[] },
   chunkCount: number,
-  opts: Pick<EvalOptions, 'ks' | 'evidenceThreshold'>,
+  opts: JudgeOptions,
 ): ListJudge {
   const judging = new Judging(store, chunkCount, opts);
   return {
@@ -118,6 +143,8 @@ function aggregate(mode: string, scores: QueryScore[]): EvalRow[] {
     .filter((r) => r.type === 'all' || r.queries > 0);
 }
 
+type JudgeOptions = Pick<EvalOptions, 'ks' | 'evidenceThreshold' | 'curves'>;
+
 class Judging {
   private readonly analyzer = createEnglishAnalyzer();
   private chunkTerms: Array<Set<string>> | undefined;
@@ -127,8 +154,26 @@ class Judging {
   constructor(
     private readonly store: { contentsRange(from: number, to: number): string[] },
     private readonly chunkCount: number,
-    private readonly opts: Pick<EvalOptions, 'ks' | 'evidenceThreshold'>,
+    private readonly opts: JudgeOptions,
   ) {}
+
+  /** The judge's own rule for one hit: a relevant document or title, an answer in its text, enough evidence. */
+  relevant(q: EvalQuery, h: SearchHit): boolean {
+    const j = q.judge;
+    if (j.kind === 'docs') return (j.grades.get(h.doc_id) ?? 0) > 0;
+    if (j.kind === 'titles') return j.titles.has(h.title);
+    if (j.kind === 'answers') {
+      if (j.supportingIds?.has(h.doc_id)) return true;
+      const text = ` ${normalizeAnswer(h.contents)} `;
+      return j.answers.map(normalizeAnswer).some((a) => a !== '' && text.includes(` ${a} `));
+    }
+    const { ev } = this.evidenceFacts(j.text);
+    if (ev.size === 0) return false;
+    let n = 0;
+    const terms = this.termsOf(h);
+    for (const t of ev) if (terms.has(t)) n++;
+    return n / ev.size >= this.opts.evidenceThreshold;
+  }
 
   score(q: EvalQuery, hits: SearchHit[]): QueryScore {
     const j = q.judge;
@@ -147,6 +192,7 @@ class Judging {
     for (const k of this.opts.ks) metrics[`R@${k}`] = recallAtK(ranked, rel, k);
     metrics['MRR@10'] = mrrAtK(ranked, rel, 10);
     metrics['nDCG@10'] = ndcgAtK(ranked, rel, 10);
+    if (this.opts.curves) for (const k of this.opts.ks) metrics[`nDCG@${k}`] = ndcgAtK(ranked, rel, k);
     return { type: q.type, skipped: false, metrics };
   }
 
@@ -189,6 +235,7 @@ class Judging {
       const first = flags.slice(0, 10).indexOf(true);
       metrics['MRR@10'] = first < 0 ? 0 : 1 / (first + 1);
       metrics['nDCG@10'] = ndcgBinary(flags, relevantInCorpus, 10);
+      if (this.opts.curves) for (const k of this.opts.ks) metrics[`nDCG@${k}`] = ndcgBinary(flags, relevantInCorpus, k);
     }
     return { type: q.type, skipped: false, metrics };
   }
