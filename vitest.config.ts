@@ -25,6 +25,8 @@ const NETWORK_TESTS = [
   'test/e2e/fastmcp-client.test.ts',
   'test/e2e/inspector-cli.test.ts',
   'test/e2e/conformance.test.ts',
+  'test/e2e/registry-metadata.test.ts',
+  'test/e2e/page.test.ts',
   'test/acceptance/real-model.test.ts',
   'test/acceptance/real-numerics.test.ts',
 ];

@@ -22,6 +22,7 @@ import {
   tokenMatches,
 } from './http-util.js';
 import type { McpHttp } from './mcp-http.js';
+import { sendPage } from './page.js';
 import type { ServerMetrics } from '../../server-metrics.js';
 import {
   handleFlashBatchSearch,
@@ -208,7 +209,10 @@ function refusedBeforeAdmission(app: RouterContext, opts: HttpOptions, x: Exchan
     sendJson(res, 200, { status: 'ok' });
     return true;
   }
-  const authorized = opts.authToken === undefined || tokenMatches(header(req, 'authorization'), opts.authToken);
+  const authorized =
+    opts.authToken === undefined ||
+    tokenMatches(header(req, 'authorization'), opts.authToken) ||
+    (path === '/' && pageTokenMatches(req, opts.authToken));
   if (!authorized && path === '/ready') {
     // readiness probes carry no token: they get the status alone, no corpus names or messages
     void readyStatus(app).then((ready) =>
@@ -217,7 +221,8 @@ function refusedBeforeAdmission(app: RouterContext, opts: HttpOptions, x: Exchan
     return true;
   }
   if (!authorized) {
-    x.fail('UNAUTHORIZED', 'missing or wrong bearer token: send "Authorization: Bearer <token>"', {
+    const how = path === '/' ? 'open /?token=<token> in the browser' : 'send "Authorization: Bearer <token>"';
+    x.fail('UNAUTHORIZED', `missing or wrong bearer token: ${how}`, {
       'www-authenticate': 'Bearer',
     });
     return true;
@@ -226,12 +231,22 @@ function refusedBeforeAdmission(app: RouterContext, opts: HttpOptions, x: Exchan
     x.fail('FORBIDDEN', `origin ${describeValue(origin)} is not allowed: add it with --allowed-origins`);
     return true;
   }
+  if (path === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
+    sendPage(res);
+    return true;
+  }
   if (path === '/metrics' && req.method === 'GET') {
     res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8' });
     res.end(app.metrics.registry.render());
     return true;
   }
   return false;
+}
+
+/** The page alone takes its token from the address (`/?token=…`): a browser sends no header when one types it. */
+function pageTokenMatches(req: IncomingMessage, token: string): boolean {
+  const given = new URL(req.url ?? '/', 'http://x').searchParams.get('token');
+  return given !== null && tokenMatches(`Bearer ${given}`, token);
 }
 
 /** A corpus in an engine is ready only while the engine answers: why one does not (every node down), if any. */
@@ -388,7 +403,7 @@ function admissionRefusal(app: RouterContext, path: string): { code: string; mes
   if (path !== '/ready' && !REST_ROUTES[path] && !MCP_ROUTES.has(path)) {
     return {
       code: 'NOT_FOUND',
-      message: `no route ${describeValue(path)}: see README for /mcp, /sse, /retrieve, /search, /health, /ready, /metrics`,
+      message: `no route ${describeValue(path)}: see README for / (a page), /mcp, /sse, /retrieve, /search, /health, /ready, /metrics`,
     };
   }
   if (app.draining())
@@ -418,7 +433,9 @@ function modeLabel(body: unknown): string {
 }
 
 function routeLabel(path: string): string {
-  return REST_ROUTES[path] || MCP_ROUTES.has(path) || ['/health', '/ready', '/metrics'].includes(path) ? path : 'other';
+  return REST_ROUTES[path] || MCP_ROUTES.has(path) || ['/', '/health', '/ready', '/metrics'].includes(path)
+    ? path
+    : 'other';
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
