@@ -1,3 +1,4 @@
+import { collectGarbage } from '../util/collect-garbage.js';
 import type { TransferListItem } from 'node:worker_threads';
 import { describeError } from '../errors.js';
 import { EmbedCancelled, EmbedCore, type CoreTiming, type EmbedCoreOptions } from './embed-core.js';
@@ -46,6 +47,8 @@ export function serveEncoder(port: EncoderPort): void {
       try {
         const core = await EmbedCore.open(msg.files, msg.options);
         sessions.set(msg.session, core);
+        // the model file and its fused rewrite are garbage now: free them before the thread idles
+        collectGarbage();
         return { type: 'ready', session: msg.session, dim: core.dim, output: core.output, graph: core.graph };
       } catch (err) {
         return { type: 'open-error', session: msg.session, message: describeError(err) };

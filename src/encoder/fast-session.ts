@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { fuseAttention } from './fuse-attention.js';
 import type { ModelFiles } from './model-files.js';
 import { OnnxSession, type SessionOptions } from './onnx-session.js';
@@ -18,9 +18,29 @@ export interface OpenedSession {
   quantizesPerRun: boolean;
 }
 
-/** Whether an ONNX file quantizes activations per run: its op types are plain bytes in the protobuf. */
+/**
+ * Whether an ONNX file quantizes activations per run: its op types are plain
+ * bytes in the protobuf. Read a megabyte at a time: reading it whole kept a
+ * third copy of the model in memory until the next collection.
+ */
 function quantizesPerRun(path: string): boolean {
-  return readFileSync(path).includes('DynamicQuantizeLinear');
+  const needle = Buffer.from('DynamicQuantizeLinear');
+  const buf = Buffer.alloc(1 << 20);
+  const fd = openSync(path, 'r');
+  try {
+    let keep = 0;
+    for (;;) {
+      const n = readSync(fd, buf, keep, buf.length - keep, null);
+      if (n === 0) return false;
+      const end = keep + n;
+      if (buf.subarray(0, end).includes(needle)) return true;
+      // the last bytes start the next window, so a name split across two reads is still found
+      keep = Math.min(needle.length - 1, end);
+      buf.copy(buf, 0, end - keep, end);
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /**
