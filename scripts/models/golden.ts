@@ -41,6 +41,8 @@ export interface Golden {
   /** Texts a batch on the reference's side (int8 files quantize activations per batch: 1). */
   batch: number;
   texts: typeof GOLDEN_TEXTS;
+  /** The reference's onnxruntime (pinned to the product's onnxruntime-node). */
+  onnxruntime?: string;
   /** The vectors, row after row, as little-endian IEEE half floats in base64 (cosine error < 1e-6). */
   vectors_f16: string;
 }
@@ -52,7 +54,8 @@ export function goldenPath(root: string, model: string): string {
 export function writeGolden(path: string, g: Omit<Golden, 'vectors_f16'>, vectors: Float32Array): void {
   const halves = floatsToHalves(vectors);
   const golden: Golden = { ...g, vectors_f16: Buffer.from(halves.buffer).toString('base64') };
-  writeFileSync(path, `${JSON.stringify(golden, null, 1)}\n`);
+  // two-space indent: what prettier writes, so `npm run check` passes on a fresh set
+  writeFileSync(path, `${JSON.stringify(golden, null, 2)}\n`);
 }
 
 export function readGolden(path: string): { golden: Golden; vectors: Float32Array[] } {

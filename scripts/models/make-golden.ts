@@ -14,7 +14,15 @@ import { resolveModelDir } from '../../src/encoder/model-files.js';
 import { encoderSettingsFor } from '../../src/encoder/load-encoder.js';
 import { hashFile } from '../../src/util/hash-file.js';
 import { GOLDEN_TEXTS, goldenPath, goldenTexts, writeGolden } from './golden.js';
-import { fetchRealModel, modelFetchOptions, onnxFileOf, pythonFor, REAL_MODELS, repoRoot } from './real-models.js';
+import {
+  fetchRealModel,
+  modelFetchOptions,
+  onnxFileOf,
+  productOrtVersion,
+  pythonFor,
+  REAL_MODELS,
+  repoRoot,
+} from './real-models.js';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -75,6 +83,7 @@ try {
         prefix: s.passagePrefix,
         batch,
         texts: GOLDEN_TEXTS,
+        onnxruntime: productOrtVersion(),
       },
       vectors,
     );

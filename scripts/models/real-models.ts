@@ -314,7 +314,7 @@ export async function fetchRealModel(name: string, o: FetchOptions): Promise<str
  * change between ONNX Runtime releases (e5-small-v2 int8: cosine 0.996 between 1.23 and 1.32 on
  * the same file and text), so the references isolate our code, not the runtime's.
  */
-function productOrtVersion(): string {
+export function productOrtVersion(): string {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
     dependencies: Record<string, string>;
   };
