@@ -12,6 +12,7 @@ import { renderFaissCpu } from './render/faiss-cpu.js';
 import { compactTable, fmt, named, type Result, type Results, rows, runLine } from './render/lib.js';
 import { renderMcpEras } from './render/mcp-eras.js';
 import { renderNumerics } from './render/numerics.js';
+import { renderQueryPath } from './render/query-path.js';
 import { renderDenseText, renderQuality } from './render/quality.js';
 import { renderMcpSideBySide, renderSeedRatios, renderSideBySide } from './render/side-by-side.js';
 
@@ -90,7 +91,16 @@ export const SUITES: Suite[] = [
     needs:
       '`../shared`, Maven Central (the models), PyPI (onnxruntime, tokenizers), the npm registry (another ONNX Runtime)',
     runtime: 'about 5 min a model and runtime',
-    render: generic('query-path'),
+    render: renderQueryPath,
+  },
+  {
+    name: 'rebuild',
+    title: 'A rebuild after a small change, against a full build',
+    about:
+      '2Wiki-200’s 1,585 passages as a folder of Markdown notes (one per article title), e5-small-v2 fp32: a full build, a rebuild after 1% of the notes gained a sentence, and the same rebuild with `--no-reuse-vectors`. Embedded and re-used counts come from the build’s own summary.',
+    needs: '`../shared`, Maven Central (the model)',
+    runtime: 'about 4 min',
+    render: generic('rebuild'),
   },
   {
     name: 'bm25-real',
