@@ -9,6 +9,11 @@ weight names. Needs numpy and onnx: Debian's python3-onnx or bench/.venv (bench
 only, never a product dependency).
 
   /usr/bin/python3 bench/lib/make_bert_onnx.py --out bench/data/bert-base-random [--layers 12 --hidden 768]
+
+--int8 also writes onnx/model_quantized.onnx the way the published int8 exports
+were made (onnxruntime's dynamic quantization: int8 weights per channel,
+activations quantized per run by DynamicQuantizeLinear); it needs onnxruntime
+(bench/.venv, scripts/models/real-models.ts's pythonFor).
 """
 import argparse, json, os, shutil, sys
 import numpy as np
@@ -24,7 +29,8 @@ p.add_argument('--hidden', type=int, default=768)
 p.add_argument('--heads', type=int, default=12)
 p.add_argument('--ffn', type=int, default=3072)
 p.add_argument('--vocab', type=int, default=30522)
-p.add_argument('--tokenizer-from', default=os.path.join(os.path.dirname(__file__), '..', '..', 'shared', 'models', 'tiny-e5'))
+p.add_argument('--int8', action='store_true', help='also write onnx/model_quantized.onnx')
+p.add_argument('--tokenizer-from', default=os.path.join(os.environ.get('RETRIEVER_MCP_SHARED', os.path.join(os.path.dirname(__file__), '..', '..', '..', 'shared')), 'models', 'tiny-e5'))
 a = p.parse_args()
 H, L, NH, F, V = a.hidden, a.layers, a.heads, a.ffn, a.vocab
 rng = np.random.default_rng(0)
@@ -65,5 +71,10 @@ os.makedirs(os.path.join(a.out, 'onnx'), exist_ok=True)
 onnx.save(model, os.path.join(a.out, 'onnx', 'model.onnx'))
 shutil.copy(os.path.join(a.tokenizer_from, 'tokenizer.json'), a.out)
 json.dump(config, open(os.path.join(a.out, 'config.json'), 'w'), indent=1)
+if a.int8:
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    # as Optimum's avx512_vnni dynamic config, which the Xenova/LangChain4j int8 files came from
+    quantize_dynamic(os.path.join(a.out, 'onnx', 'model.onnx'), os.path.join(a.out, 'onnx', 'model_quantized.onnx'),
+                     per_channel=True, reduce_range=False, weight_type=QuantType.QInt8)
 params = sum(int(v.size) for v in W.values())
 print(json.dumps({'out': a.out, 'params': params, 'layers': L, 'hidden': H}))

@@ -9,7 +9,9 @@ thread count through the Python stacks search-agent researchers use.
   --engine fastembed  fastembed's TextEmbedding on the model directory
 
 Passages are embedded at --batch-size (texts/s); queries one at a time
-(p50 and p99 ms). One JSON line with the timings goes to stdout; an engine
+(p50 and p99 ms, the first --single-queries of them). With --chunks, a second
+set of passages (long chunks) at --batch-size; with --query-batch N, the first
+N queries as one call at batch N (queries/s). One JSON line with the timings goes to stdout; an engine
 that cannot load a local model says why in an "error" field instead.
 """
 import argparse, json, os, time
@@ -25,6 +27,9 @@ ap.add_argument('--max-length', type=int, default=512)
 ap.add_argument('--pooling', choices=['mean', 'cls'], default='mean')
 ap.add_argument('--batch-size', type=int, default=32)
 ap.add_argument('--threads', type=int, default=2)
+ap.add_argument('--chunks', help='optional: long chunks, one JSON string a line, prefixes included')
+ap.add_argument('--single-queries', type=int, default=0, help='time only the first N queries singly (0: all)')
+ap.add_argument('--query-batch', type=int, default=0, help='optional: the first N queries as one batch')
 a = ap.parse_args()
 passages = [json.loads(l) for l in open(a.passages)]
 queries = [json.loads(l) for l in open(a.queries)]
@@ -123,13 +128,23 @@ try:
     t0 = time.perf_counter()
     embed(passages, a.batch_size)
     seconds = time.perf_counter() - t0
+    extra = {}
+    if a.chunks:
+        chunks = [json.loads(l) for l in open(a.chunks)]
+        t0 = time.perf_counter()
+        embed(chunks, a.batch_size)
+        extra['chunks_per_s'] = len(chunks) / (time.perf_counter() - t0)
     lat = []
-    for q in queries:
+    for q in queries[:a.single_queries or len(queries)]:
         t = time.perf_counter()
         embed([q], 1)
         lat.append((time.perf_counter() - t) * 1000)
+    if a.query_batch:
+        t0 = time.perf_counter()
+        embed(queries[:a.query_batch], a.query_batch)
+        extra['query_batch_per_s'] = min(a.query_batch, len(queries)) / (time.perf_counter() - t0)
     print(json.dumps({'engine': a.engine, 'passages': len(passages), 'passages_per_s': len(passages) / seconds,
                       'query_p50_ms': float(np.percentile(lat, 50)), 'query_p99_ms': float(np.percentile(lat, 99)),
-                      'queries': len(lat)}))
+                      'queries': len(lat), **extra}))
 except Exception as e:  # an engine that cannot run here is reported, not fatal
     print(json.dumps({'engine': a.engine, 'error': f'{type(e).__name__}: {e}'[:500]}))

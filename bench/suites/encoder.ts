@@ -1,178 +1,240 @@
 /**
- * Encoder throughput on CPU for a BERT-base-shaped ONNX graph (random
- * weights: the FLOPs of e5-base-v2, none of its knowledge; made by
- * bench/lib/make_bert_onnx.py). Query latency at batch 1, passages/s at batch
- * 1/32/128, and the achieved FLOP rate against the cores' peak. Then
- * queries/s for micro-batches of real questions (as the server's batcher
- * hands them over): one by one, one batch padded to its longest, and cut into
- * batches of similar length (the default, `planBatches`).
+ * The default model, sized: an encoder of exactly e5-base-v2's shape (BERT-base:
+ * 768 hidden, 12 layers, 12 heads, FFN 3072; random weights, made by
+ * bench/lib/make_bert_onnx.py with its int8 file quantized as the published
+ * ones are) timed against onnxruntime-Python on the same files, texts and
+ * threads, fp32 and int8, in one run. Honest for speed, never for quality.
  *
- *   /usr/bin/python3 bench/lib/make_bert_onnx.py --out bench/data/bert-base-random
- *   npm run bench -- encoder [--model bench/data/bert-base-random] [--device cpu]
+ *   npm run bench -- encoder [--threads 2] [--passages 128] [--chunks 16] [--queries 100]
+ *
+ * For each variant, ours (our encoder in-process, as a build and a server run
+ * it) and then the peer (bench/peers/encoder_peers.py --engine ort):
+ * wiki-18-shaped passages a second at batch 32 (100-word Wikipedia passages
+ * from ../shared/data/enwiki-1m), 500-token chunks a second (the window of
+ * MultiHop-RAG and GraphRAG-Bench, cut from GraphRAG-Bench medical), one
+ * query's latency (2Wiki questions, one at a time) and 256 questions handed
+ * over at once. From our figures, what encoding wiki-18 and 1,000 chunks of
+ * 500 tokens costs on this machine (rendered into docs/guide.md). Writes
+ * bench/results/encoder.json.
  */
-import { readFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openEncoder } from '../../src/encoder/load-encoder.js';
 import { WordPieceTokenizer } from '../../src/encoder/wordpiece.js';
 import { silentLogger } from '../../src/util/log.js';
-import { arg, BENCH_DATA, printTable, prng, SHARED, summarize, writeResult } from '../lib/common.js';
+import { pythonFor } from '../../scripts/models/real-models.js';
+import { arg, BENCH_DATA, printTable, ROOT, SHARED, summarize, writeResult } from '../lib/common.js';
 import { loadRealQuestions } from '../lib/queries.js';
 
-const modelDir = arg('model', join(BENCH_DATA, 'bert-base-random')) as string;
-const device = arg('device', 'cpu') as 'cpu' | 'cuda';
-const hub = {
-  endpoint: 'http://127.0.0.1:9',
-  cacheDir: '/nonexistent',
-  offline: true,
-  log: silentLogger,
-  progress: false,
-};
+const threads = Number(arg('threads', '2'));
+const nPassages = Number(arg('passages', '128'));
+const nChunks = Number(arg('chunks', '16'));
+const nQueries = Number(arg('queries', '100'));
+const QUERY_BATCH = 256;
+/** wiki-18's passage count (corpora/wiki18.json's file, Search-R1's corpus). */
+const WIKI18_PASSAGES = 21_015_324;
+const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
-// BERT-base forward FLOPs per token: 12 layers × (QKV + output projections 4·2·768² + FFN 2·2·768·3072)
-// plus attention (scores and context, 2·2·768·L per layer for sequence length L).
-function flopsPerToken(seqLen: number): number {
-  const H = 768;
-  const F = 3072;
-  return 12 * (4 * 2 * H * H + 2 * 2 * H * F + 2 * 2 * H * seqLen);
+const modelDir = join(BENCH_DATA, 'bert-base-random');
+if (!existsSync(join(modelDir, 'onnx', 'model_quantized.onnx'))) {
+  log(`writing the e5-base-v2-shaped random model to ${modelDir}`);
+  execFileSync(
+    pythonFor({ log }),
+    [
+      join(ROOT, 'bench/lib/make_bert_onnx.py'),
+      ...['--out', modelDir, '--int8', '--tokenizer-from', join(SHARED, 'models/tiny-e5')],
+    ],
+    { stdio: ['ignore', 2, 2] },
+  );
 }
 
-const passages = readFileSync(join(SHARED, 'data/2wiki-200/corpus.jsonl'), 'utf8')
+// wiki-18-shaped passages: the first of enwiki-1m's 100-word passages
+const enwiki = execFileSync(
+  'bash',
+  ['-c', `xz -dc "${join(SHARED, 'data/enwiki-1m/passages.jsonl.xz')}" | head -n ${nPassages}`],
+  { encoding: 'utf8', maxBuffer: 64 << 20 },
+)
   .trim()
   .split('\n')
   .map((l) => (JSON.parse(l) as { contents: string }).contents);
-const queries = loadRealQuestions().slice(0, 300);
+// 500-token chunks: consecutive 360-word windows of GraphRAG-Bench medical (about 500 tokens each)
+const medical = (
+  JSON.parse(readFileSync(join(SHARED, 'data/graphrag-bench/medical.json'), 'utf8')) as { context: string }
+).context.split(/\s+/);
+const chunks = Array.from({ length: nChunks }, (_, i) => medical.slice(i * 360, (i + 1) * 360).join(' '));
+const questions = loadRealQuestions().slice(0, Math.max(nQueries, QUERY_BATCH));
+
 const tok = WordPieceTokenizer.fromFile(join(modelDir, 'tokenizer.json'));
-const tokens = (t: string): number => tok.encode(t, 512).ids.length;
+const meanTokens = (texts: string[], prefix: string): number =>
+  texts.reduce((s, t) => s + tok.encode(prefix + t, 512).ids.length, 0) / texts.length;
 
-const rows: Array<Record<string, string | number>> = [];
-const cores = cpus().length;
-// Zen 4 (and most AVX2/AVX-512 x86): 2 FMA pipes × 8 float32 lanes × 2 FLOP = 32 FLOP/cycle/core
-// os.cpus() reports speed 0 in some VMs; /proc/cpuinfo still has the clock
-const mhz = cpus()[0]?.speed || Number(/cpu MHz\s*:\s*([\d.]+)/.exec(cpuinfo())?.[1] ?? 0);
-const peak = cores * mhz * 1e6 * 32;
+type Row = Record<string, string | number>;
+const rows: Row[] = [];
+const work = join(BENCH_DATA, 'encoder');
+mkdirSync(work, { recursive: true });
+const hub = { endpoint: '', cacheDir: '', offline: true, log: silentLogger, progress: false };
 
-const open = async (batchSize: number, maxPadding?: number) =>
-  (
-    await openEncoder(
-      {
-        model: 'bert-base-random',
-        modelPath: modelDir,
-        variant: 'fp32',
-        revision: 'main',
-        device,
-        threads: 0,
-        batchSize,
-        maxPadding,
-        maxLength: 512,
-        pooling: 'mean',
-        queryPrefix: 'query: ',
-        passagePrefix: 'passage: ',
-      },
-      hub,
-    )
-  ).encoder;
+interface Figures {
+  passages: number;
+  chunks: number;
+  p50: number;
+  p99: number;
+  batch: number;
+}
 
-// passages: batches padded to their longest (as this table has always measured), then the default
-// cut into batches of similar length (`planBatches`), as build-index runs them
-const settings: Array<[number, number | undefined]> = [
-  [1, Infinity],
-  [32, Infinity],
-  [128, Infinity],
-  [128, undefined],
-];
-for (const [batch, maxPadding] of settings) {
-  const encoder = await open(batch, maxPadding);
-  // the same passages at every batch size, handed over at once as build-index hands over a
-  // window: the encoder sorts them by length and pads each batch to its own longest
-  const sample = passages.slice(0, 256);
-  await encoder.embedPassages(sample.slice(0, 8)); // warm
-  const t0 = performance.now();
-  await encoder.embedPassages(sample);
-  const secs = (performance.now() - t0) / 1000;
-  const toks = sample.reduce((s, p) => s + tokens(`passage: ${p}`), 0);
-  const avg = toks / sample.length;
-  const flops = (toks * flopsPerToken(avg)) / secs;
-  const row: Record<string, string | number> = {
-    device,
-    batch: maxPadding === undefined ? `${batch}, similar lengths` : batch,
-    'passages/s': sample.length / secs,
-    'avg tokens': Math.round(avg),
-    'tokens/s': Math.round(toks / secs),
-    'GFLOP/s': flops / 1e9,
-    '% of peak': (100 * flops) / peak,
-  };
-  if (batch === 1) {
+async function ours(variant: 'fp32' | 'int8'): Promise<Figures> {
+  const open = async (batchSize: number) =>
+    (
+      await openEncoder(
+        {
+          model: 'bert-base-random',
+          modelPath: modelDir,
+          variant,
+          revision: 'main',
+          device: 'cpu',
+          threads,
+          batchSize,
+          maxLength: 512,
+          pooling: 'mean',
+          queryPrefix: 'query: ',
+          passagePrefix: 'passage: ',
+        },
+        hub,
+      )
+    ).encoder;
+  const encoder = await open(32);
+  let f: Figures;
+  try {
+    await encoder.embedPassages(enwiki.slice(0, 4)); // warm
+    let t0 = performance.now();
+    await encoder.embedPassages(enwiki);
+    const passages = enwiki.length / ((performance.now() - t0) / 1000);
+    t0 = performance.now();
+    await encoder.embedPassages(chunks);
+    const chunkRate = chunks.length / ((performance.now() - t0) / 1000);
     const lat: number[] = [];
-    for (const q of queries.slice(0, 100)) {
+    for (const [i, q] of [...questions.slice(0, 5), ...questions.slice(0, nQueries)].entries()) {
       const t = performance.now();
       await encoder.embedQueries([q]);
-      lat.push(performance.now() - t);
+      if (i >= 5) lat.push(performance.now() - t); // five warm up
     }
     const s = summarize(lat);
-    row['query p50 ms'] = s.p50;
-    row['query p99 ms'] = s.p99;
+    f = { passages, chunks: chunkRate, p50: s.p50, p99: s.p99, batch: 0 };
+  } finally {
+    await encoder.close();
   }
-  rows.push(row);
-  await encoder.close();
-}
-printTable(
-  `BERT-base-shaped ONNX encoder (random weights), ${cores} cores, peak ≈ ${(peak / 1e9).toFixed(0)} GFLOP/s fp32`,
-  rows,
-);
-
-// Micro-batches of real questions, drawn at random (questions run 9 to 155 tokens), the same
-// batches for every way of running them; the modes alternate per round so drift hits all alike.
-const BATCH = Number(arg('query-batch', '56'));
-const ROUNDS = Number(arg('rounds', '6'));
-const all = loadRealQuestions();
-const rnd = prng(7);
-const batches = Array.from({ length: ROUNDS }, () =>
-  Array.from({ length: BATCH }, () => all[Math.floor(rnd() * all.length)] as string),
-);
-const planned = await open(64);
-const padded = await open(64, Infinity);
-const modes: Array<[string, (b: string[]) => Promise<unknown>]> = [
-  [
-    'one by one',
-    async (b) => {
-      for (const q of b) await planned.embedQueries([q]);
-    },
-  ],
-  ['one batch, padded to its longest', (b) => padded.embedQueries(b)],
-  ['batches of similar length (default)', (b) => planned.embedQueries(b)],
-];
-await planned.embedQueries(batches[0]?.slice(0, 4) ?? []); // warm
-await padded.embedQueries(batches[0]?.slice(0, 4) ?? []);
-const secs = new Map<string, number>();
-for (const b of batches) {
-  for (const [name, run] of modes) {
-    const t = performance.now();
-    await run(b);
-    secs.set(name, (secs.get(name) ?? 0) + (performance.now() - t) / 1000);
-  }
-}
-await planned.close();
-await padded.close();
-const one = (BATCH * ROUNDS) / (secs.get('one by one') as number);
-const queryRows = modes.map(([name]) => {
-  const qps = (BATCH * ROUNDS) / (secs.get(name) as number);
-  return { device, 'micro-batch': BATCH, mode: name, 'queries/s': qps, 'vs one by one': `${(qps / one).toFixed(2)}×` };
-});
-printTable(`Query micro-batches of ${BATCH} real questions, ${ROUNDS} rounds`, queryRows);
-writeResult(`encoder-${device}`, {
-  modelDir,
-  cores,
-  peakGflops: peak / 1e9,
-  flopsPerToken: flopsPerToken(128),
-  rows,
-  queryRows,
-});
-
-function cpuinfo(): string {
+  // 256 questions at once, as the server's micro-batcher would hand them over under load
+  const wide = await open(QUERY_BATCH);
   try {
-    return readFileSync('/proc/cpuinfo', 'utf8');
-  } catch {
-    return '';
+    await wide.embedQueries(questions.slice(0, 4));
+    const t0 = performance.now();
+    await wide.embedQueries(questions.slice(0, QUERY_BATCH));
+    f.batch = QUERY_BATCH / ((performance.now() - t0) / 1000);
+  } finally {
+    await wide.close();
   }
+  return f;
 }
+
+function python(variant: 'fp32' | 'int8'): Figures {
+  const pFile = join(work, 'passages.jsonl');
+  const cFile = join(work, 'chunks.jsonl');
+  const qFile = join(work, 'queries.jsonl');
+  writeFileSync(pFile, enwiki.map((t) => JSON.stringify(`passage: ${t}`)).join('\n') + '\n');
+  writeFileSync(cFile, chunks.map((t) => JSON.stringify(`passage: ${t}`)).join('\n') + '\n');
+  writeFileSync(qFile, questions.map((t) => JSON.stringify(`query: ${t}`)).join('\n') + '\n');
+  const out = execFileSync(
+    pythonFor({ log }),
+    [
+      join(ROOT, 'bench/peers/encoder_peers.py'),
+      ...['--engine', 'ort', '--model-dir', modelDir],
+      ...['--onnx', variant === 'int8' ? 'onnx/model_quantized.onnx' : 'onnx/model.onnx'],
+      ...['--passages', pFile, '--chunks', cFile, '--queries', qFile, '--max-length', '512'],
+      ...['--single-queries', String(nQueries), '--query-batch', String(QUERY_BATCH)],
+      ...['--threads', String(threads), '--batch-size', '32'],
+    ],
+    { encoding: 'utf8', stdio: ['ignore', 'pipe', 2], maxBuffer: 16 << 20 },
+  );
+  const r = JSON.parse(out.trim().split('\n').pop() as string) as Record<string, number | string>;
+  if (typeof r['error'] === 'string') throw new Error(`onnxruntime-Python: ${r['error']}`);
+  return {
+    passages: r['passages_per_s'] as number,
+    chunks: r['chunks_per_s'] as number,
+    p50: r['query_p50_ms'] as number,
+    p99: r['query_p99_ms'] as number,
+    batch: r['query_batch_per_s'] as number,
+  };
+}
+
+const peerOrt = execFileSync(pythonFor({ log }), ['-c', 'import onnxruntime; print(onnxruntime.__version__)'], {
+  encoding: 'utf8',
+}).trim();
+const productOrt = (
+  JSON.parse(readFileSync(join(ROOT, 'node_modules/onnxruntime-node/package.json'), 'utf8')) as { version: string }
+).version;
+const row = (variant: string, engine: string, f: Figures): Row => ({
+  variant,
+  engine,
+  'wiki-18 passages/s': Number(f.passages.toFixed(2)),
+  '500-token chunks/s': Number(f.chunks.toFixed(2)),
+  'query p50 ms': Number(f.p50.toFixed(1)),
+  'query p99 ms': Number(f.p99.toFixed(1)),
+  [`${QUERY_BATCH} queries at once, queries/s`]: Number(f.batch.toFixed(1)),
+});
+const ratios: Row[] = [];
+const cost: Row[] = [];
+const mine = new Map<string, Figures>();
+for (const variant of ['fp32', 'int8'] as const) {
+  log(`${variant}: ours`);
+  const o = await ours(variant);
+  log(`${variant}: onnxruntime-Python`);
+  const p = python(variant);
+  mine.set(variant, o);
+  rows.push(row(variant, `ours (onnxruntime-node ${productOrt})`, o));
+  rows.push(row(variant, `onnxruntime-Python ${peerOrt}`, p));
+  ratios.push({
+    variant,
+    'passages/s, ours ÷ python': Number((o.passages / p.passages).toFixed(2)),
+    'chunks/s, ours ÷ python': Number((o.chunks / p.chunks).toFixed(2)),
+    'query p50, ours ÷ python': Number((o.p50 / p.p50).toFixed(2)),
+    'query p99, ours ÷ python': Number((o.p99 / p.p99).toFixed(2)),
+    [`${QUERY_BATCH} at once, ours ÷ python`]: Number((o.batch / p.batch).toFixed(2)),
+  });
+  cost.push({
+    variant,
+    'wiki-18, 21,015,324 passages: days': Number((WIKI18_PASSAGES / o.passages / 86400).toFixed(1)),
+    '1,000 chunks of 500 tokens: minutes': Number((1000 / o.chunks / 60).toFixed(1)),
+    'one query, p50 ms': Number(o.p50.toFixed(1)),
+  });
+}
+const fp32 = mine.get('fp32') as Figures;
+const int8 = mine.get('int8') as Figures;
+const int8Gain: Row[] = [
+  {
+    'passages/s, int8 ÷ fp32': Number((int8.passages / fp32.passages).toFixed(2)),
+    'chunks/s, int8 ÷ fp32': Number((int8.chunks / fp32.chunks).toFixed(2)),
+    'query p50, int8 ÷ fp32': Number((int8.p50 / fp32.p50).toFixed(2)),
+    [`${QUERY_BATCH} at once, int8 ÷ fp32`]: Number((int8.batch / fp32.batch).toFixed(2)),
+  },
+];
+
+printTable(`e5-base-v2-shaped encoder (random weights), ${threads} threads`, rows);
+printTable('ratios', ratios);
+printTable('ours, int8 against fp32', int8Gain);
+printTable('cost on this machine (ours)', cost);
+writeResult('encoder', {
+  command: 'npm run bench -- encoder',
+  model: 'e5-base-v2 shape (768 hidden, 12 layers, FFN 3072), random weights; int8 quantized per channel',
+  threads,
+  passages: enwiki.length,
+  'passage tokens (mean)': Number(meanTokens(enwiki, 'passage: ').toFixed(1)),
+  chunks: chunks.length,
+  'chunk tokens (mean)': Number(meanTokens(chunks, 'passage: ').toFixed(1)),
+  queries: nQueries,
+  'query tokens (mean)': Number(meanTokens(questions.slice(0, nQueries), 'query: ').toFixed(1)),
+  rows,
+  ratios,
+  'int8 gain': int8Gain,
+  cost,
+});
