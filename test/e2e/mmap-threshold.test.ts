@@ -9,9 +9,7 @@ import { BIN, REPO_ROOT } from '../helpers/paths.js';
 const CAN_EXEC = process.platform === 'linux' && typeof (process as { execve?: unknown }).execve === 'function';
 const PROBE = join(REPO_ROOT, 'test', 'fixtures', 'mmap-threshold-probe.mjs');
 
-function probe(
-  env: NodeJS.ProcessEnv,
-): Promise<{
+function probe(env: NodeJS.ProcessEnv): Promise<{
   childPid: number | undefined;
   out: { pid: number; threshold: string | null; execArgv: string[]; argv: string[] };
 }> {
