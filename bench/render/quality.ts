@@ -135,7 +135,53 @@ export function renderQuality(results: Results): string {
   }
   const common = commonFusion(results);
   if (common) out.push('', common);
+  const int8 = renderInt8Loss(results);
+  if (int8) out.push('', int8);
   return out.join('\n');
+}
+
+/** The bar int8 must clear to be the CPU default: no quality figure below fp32's by more than this. */
+const INT8_BAR = 0.005;
+
+/**
+ * Each model that has an int8 run beside its fp32 one: the largest losses of the dense and hybrid
+ * arms (R@5 and nDCG@10, every data set) against the bar for int8 as the default.
+ */
+function renderInt8Loss(results: Results): string | undefined {
+  const models = qualityResults(results);
+  const lines: string[] = [];
+  for (const [name, r8] of models.filter(([n]) => n.endsWith('-int8'))) {
+    const r32 = models.find(([n]) => n === name.replace(/-int8$/, ''))?.[1];
+    if (!r32) continue;
+    const losses: Array<{ d: number; where: string }> = [];
+    for (const d8 of (r8['datasets'] as QualityDataset[]) ?? []) {
+      const d32 = ((r32['datasets'] as QualityDataset[]) ?? []).find((x) => x.dataset === d8.dataset);
+      for (const mode of ['dense', 'hybrid']) {
+        for (const metric of ['R@5', 'nDCG@10']) {
+          const a = d32?.rows.find((x) => x.mode === mode)?.metrics[metric];
+          const b = d8.rows.find((x) => x.mode === mode)?.metrics[metric];
+          if (typeof a === 'number' && typeof b === 'number') {
+            losses.push({ d: b - a, where: `${SHORT_NAMES[d8.dataset] ?? d8.dataset} ${mode} ${metric}` });
+          }
+        }
+      }
+    }
+    if (losses.length === 0) continue;
+    losses.sort((x, y) => x.d - y.d);
+    const worst = losses.slice(0, 3).map((l) => `${l.where} ${l.d >= 0 ? '+' : '−'}${Math.abs(l.d).toFixed(4)}`);
+    const fails = losses.filter((l) => l.d < -INT8_BAR).length;
+    lines.push(
+      `| ${String(r32['model'])} | ${worst.join('; ')} | ${fails === 0 ? 'yes' : `no (${fails} of ${losses.length} beyond it)`} |`,
+    );
+  }
+  if (lines.length === 0) return undefined;
+  return [
+    `int8 against fp32, the same model: the largest losses of the dense and hybrid arms (int8 − fp32). int8 becomes the CPU default for a model only if no figure loses more than ${INT8_BAR}:`,
+    '',
+    '| model | largest losses | within the bar |',
+    '| --- | --- | --- |',
+    ...lines,
+  ].join('\n');
 }
 
 interface GridPoint {
