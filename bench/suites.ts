@@ -212,11 +212,11 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'mcp-eras',
-    title: 'MCP eras: the verl pattern',
+    title: 'MCP eras: a client a call, and one client for all',
     about:
-      'A new MCP client a call, 64 at once: 2025 mode (initialize, session, DELETE), 2026 mode (server/discover, no session); a fresh server each, RSS after 100k calls.',
+      'Both client patterns of RL frameworks, in each protocol era. A new MCP client a call, 64 at once: 2025 mode (initialize, session, DELETE), 2026 mode (server/discover, no session); a fresh server each, RSS after 100k calls. Then one client kept for every call, over HTTP and stdio, 1 and 32 calls in flight.',
     needs: 'nothing',
-    runtime: 'about 20 min',
+    runtime: 'about 20 min (`--part long-lived`: 2 min)',
     render: renderMcpEras,
   },
   {

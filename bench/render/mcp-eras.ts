@@ -1,15 +1,35 @@
 import { compactTable, type Results, rows, runLine } from './lib.js';
 
-/** The verl pattern per MCP era: the table, then each 2026 mode's calls/s as a multiple of 2025's. */
+/**
+ * The two client patterns per MCP era: a new client a call (the verl pattern), then one client kept
+ * for every call; each with 2026's calls/s as a multiple of 2025's.
+ */
 export function renderMcpEras(results: Results): string {
   const r = results['mcp-eras'];
-  if (!r) return '_No results yet: run `npm run bench -- mcp-eras`._';
-  return [
-    compactTable(rows(r)),
+  const l = results['mcp-eras-long-lived'];
+  const out: string[] = [];
+  out.push('A new client a call (the verl pattern):', '');
+  if (!r) out.push('_No results yet: run `npm run bench -- mcp-eras --part verl`._');
+  else
+    out.push(
+      compactTable(rows(r)),
+      '',
+      `Calls/s, 2026 ÷ 2025: ${String(r['ratio_2026_to_2025'])}× (discover each call), ` +
+        `${String(r['ratio_2026_cached_to_2025'])}× (discover reused). Target: ≥ 2×.`,
+      '',
+      `${runLine('mcp-eras', r)}.`,
+    );
+  out.push(
     '',
-    `Calls/s, 2026 ÷ 2025: ${String(r['ratio_2026_to_2025'])}× (discover each call), ` +
-      `${String(r['ratio_2026_cached_to_2025'])}× (discover reused).`,
+    'One client kept for every call, raw JSON-RPC (a 2025 session against 2026 stateless calls, alternating blocks on the same server; target: 2026 ÷ 2025 ≥ 1.0):',
     '',
-    `${runLine('mcp-eras', r)}.`,
-  ].join('\n');
+  );
+  if (!l) out.push('_No results yet: run `npm run bench -- mcp-eras --part long-lived`._');
+  else
+    out.push(
+      compactTable(rows(l)),
+      '',
+      `${runLine('mcp-eras-long-lived', l)}. Where a 2026 call's extra time goes: [lab notes](docs/lab-notes/2026-11-28-query-path-memory-ort.md#mcp-2026-per-call).`,
+    );
+  return out.join('\n');
 }
