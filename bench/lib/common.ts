@@ -1,5 +1,5 @@
 import { execSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -108,4 +108,11 @@ export function arg(name: string, fallback?: string): string | undefined {
 
 export function rssMiB(): number {
   return process.memoryUsage().rss / 2 ** 20;
+}
+
+/** The onnxruntime-node the product runs here, as installed (a bench may load another beside it). */
+export function installedOrtVersion(): string {
+  return (
+    JSON.parse(readFileSync(join(ROOT, 'node_modules/onnxruntime-node/package.json'), 'utf8')) as { version: string }
+  ).version;
 }

@@ -21,3 +21,19 @@ export function loadRealQuestions(): string[] {
   if (out.length === 0) throw new Error(`no questions found under ${SHARED}; set RETRIEVER_MCP_SHARED`);
   return out;
 }
+
+/** 2WikiMultiHopQA-200 from ../shared: the wiki-18 file, its passages' text and its questions. */
+export function load2Wiki(): { corpusFile: string; passages: string[]; questions: string[] } {
+  const lines = (path: string): string[] =>
+    readFileSync(path, 'utf8')
+      .split('\n')
+      .filter((l) => l.trim() !== '');
+  const corpusFile = join(SHARED, 'data/2wiki-200/corpus.jsonl');
+  return {
+    corpusFile,
+    passages: lines(corpusFile).map((l) => (JSON.parse(l) as { contents: string }).contents),
+    questions: lines(join(SHARED, 'data/2wiki-200/queries.jsonl')).map(
+      (l) => (JSON.parse(l) as { question: string }).question,
+    ),
+  };
+}

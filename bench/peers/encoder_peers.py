@@ -37,16 +37,8 @@ os.environ['OMP_NUM_THREADS'] = str(a.threads)
 
 
 def ort_embedder():
-    import onnxruntime as ort
-    from tokenizers import Tokenizer
-    tok = Tokenizer.from_file(os.path.join(a.model_dir, 'tokenizer.json'))
-    tok.no_padding()
-    tok.enable_truncation(a.max_length)
-    so = ort.SessionOptions()
-    so.intra_op_num_threads = a.threads
-    so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(os.path.join(a.model_dir, a.onnx), so, providers=['CPUExecutionProvider'])
-    names = [i.name for i in sess.get_inputs()]
+    from ort_setup import open_ort
+    tok, sess, names = open_ort(a.model_dir, a.onnx, a.max_length, a.threads)
 
     def embed(ts, bs):
         order = sorted(range(len(ts)), key=lambda i: -len(ts[i]))

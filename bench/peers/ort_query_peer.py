@@ -20,7 +20,7 @@ a = ap.parse_args()
 os.environ['OMP_NUM_THREADS'] = str(a.threads)
 
 import onnxruntime as ort
-from tokenizers import Tokenizer
+from ort_setup import open_ort
 
 
 def rss_mb():
@@ -31,14 +31,7 @@ def rss_mb():
 
 
 t0 = time.perf_counter()
-tok = Tokenizer.from_file(os.path.join(a.model_dir, 'tokenizer.json'))
-tok.no_padding()
-tok.enable_truncation(a.max_length)
-so = ort.SessionOptions()
-so.intra_op_num_threads = a.threads
-so.inter_op_num_threads = 1
-sess = ort.InferenceSession(os.path.join(a.model_dir, a.onnx), so, providers=['CPUExecutionProvider'])
-names = [i.name for i in sess.get_inputs()]
+tok, sess, names = open_ort(a.model_dir, a.onnx, a.max_length, a.threads)
 
 
 def embed(text):

@@ -16,7 +16,7 @@
  * bench/results/encoder-real.json.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { openEncoder } from '../../src/encoder/load-encoder.js';
 import { silentLogger } from '../../src/util/log.js';
@@ -28,22 +28,15 @@ import {
   REAL_MODELS,
   variantArgs,
 } from '../../scripts/models/real-models.js';
-import { arg, BENCH_DATA, printTable, ROOT, SHARED, summarize, writeResult } from '../lib/common.js';
+import { arg, BENCH_DATA, printTable, ROOT, summarize, writeResult } from '../lib/common.js';
+import { load2Wiki } from '../lib/queries.js';
 import { startServer } from '../lib/server.js';
 
 const threads = Number(arg('threads', '2'));
 const models = (arg('models') ?? 'e5-small-v2,e5-small-v2-int8').split(',');
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
-const lines = (path: string): string[] =>
-  readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '');
-const corpusFile = join(SHARED, 'data/2wiki-200/corpus.jsonl');
-const passages = lines(corpusFile).map((l) => (JSON.parse(l) as { contents: string }).contents);
-const questions = lines(join(SHARED, 'data/2wiki-200/queries.jsonl')).map(
-  (l) => (JSON.parse(l) as { question: string }).question,
-);
+const { corpusFile, passages, questions } = load2Wiki();
 const work = join(BENCH_DATA, 'encoder-real');
 mkdirSync(work, { recursive: true });
 

@@ -24,7 +24,16 @@ import { openEncoder } from '../../src/encoder/load-encoder.js';
 import { WordPieceTokenizer } from '../../src/encoder/wordpiece.js';
 import { silentLogger } from '../../src/util/log.js';
 import { pythonFor } from '../../scripts/models/real-models.js';
-import { arg, BENCH_DATA, printTable, ROOT, SHARED, summarize, writeResult } from '../lib/common.js';
+import {
+  arg,
+  BENCH_DATA,
+  installedOrtVersion,
+  printTable,
+  ROOT,
+  SHARED,
+  summarize,
+  writeResult,
+} from '../lib/common.js';
 import { loadRealQuestions } from '../lib/queries.js';
 
 const threads = Number(arg('threads', '2'));
@@ -170,9 +179,7 @@ function python(variant: 'fp32' | 'int8'): Figures {
 const peerOrt = execFileSync(pythonFor({ log }), ['-c', 'import onnxruntime; print(onnxruntime.__version__)'], {
   encoding: 'utf8',
 }).trim();
-const productOrt = (
-  JSON.parse(readFileSync(join(ROOT, 'node_modules/onnxruntime-node/package.json'), 'utf8')) as { version: string }
-).version;
+const productOrt = installedOrtVersion();
 const row = (variant: string, engine: string, f: Figures): Row => ({
   variant,
   engine,

@@ -170,51 +170,31 @@ async function answerOf(r: Response): Promise<{ result?: { isError?: boolean }; 
 
 async function httpCaller(url: string, era: Era): Promise<{ call: Caller; close: () => Promise<void> }> {
   const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+  const post = (headers: Record<string, string>, message: unknown): Promise<Response> =>
+    fetch(url, { method: 'POST', headers, body: JSON.stringify(message) });
+  let headers: Record<string, string>;
   if (era === '2026') {
-    const headers = { ...base, 'mcp-protocol-version': V2026, 'mcp-method': 'tools/call', 'mcp-name': 'search' };
-    return {
-      call: async (id, query) =>
-        answerOf(
-          await fetch(url, {
-            method: 'POST',
-            headers,
-            body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: searchParams(query, era) }),
-          }),
-        ),
-      close: async () => undefined,
-    };
-  }
-  const init = await fetch(url, {
-    method: 'POST',
-    headers: base,
-    body: JSON.stringify({
+    headers = { ...base, 'mcp-protocol-version': V2026, 'mcp-method': 'tools/call', 'mcp-name': 'search' };
+  } else {
+    const init = await post(base, {
       jsonrpc: '2.0',
       id: 0,
       method: 'initialize',
       params: { protocolVersion: V2025, capabilities: {}, clientInfo: info },
-    }),
-  });
-  const sid = init.headers.get('mcp-session-id');
-  await answerOf(init);
-  if (!sid) throw new Error('initialize gave no Mcp-Session-Id');
-  const headers = { ...base, 'mcp-session-id': sid, 'mcp-protocol-version': V2025 };
-  await (
-    await fetch(url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
-    })
-  ).arrayBuffer();
+    });
+    const sid = init.headers.get('mcp-session-id');
+    await answerOf(init);
+    if (!sid) throw new Error('initialize gave no Mcp-Session-Id');
+    headers = { ...base, 'mcp-session-id': sid, 'mcp-protocol-version': V2025 };
+    await (await post(headers, { jsonrpc: '2.0', method: 'notifications/initialized' })).arrayBuffer();
+  }
   return {
     call: async (id, query) =>
-      answerOf(
-        await fetch(url, {
-          method: 'POST',
-          headers,
-          body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: searchParams(query, era) }),
-        }),
-      ),
-    close: async () => void (await fetch(url, { method: 'DELETE', headers }).catch(() => undefined)),
+      answerOf(await post(headers, { jsonrpc: '2.0', id, method: 'tools/call', params: searchParams(query, era) })),
+    // a 2025 session ends with DELETE; 2026 has none to end
+    close: async () => {
+      if (era === '2025') await fetch(url, { method: 'DELETE', headers }).catch(() => undefined);
+    },
   };
 }
 

@@ -31,27 +31,18 @@ import {
   REAL_MODELS,
   variantArgs,
 } from '../../scripts/models/real-models.js';
-import { arg, BENCH_DATA, printTable, ROOT, SHARED, summarize, writeResult } from '../lib/common.js';
+import { arg, BENCH_DATA, installedOrtVersion, printTable, ROOT, summarize, writeResult } from '../lib/common.js';
+import { load2Wiki } from '../lib/queries.js';
 import { rssOf, startServer, type BenchServer } from '../lib/server.js';
 
 const threads = Number(arg('threads', '2'));
 const rounds = Number(arg('rounds', '2'));
 const models = (arg('models') ?? 'e5-small-v2,e5-small-v2-int8').split(',');
-const productOrt = (
-  JSON.parse(readFileSync(join(ROOT, 'node_modules/onnxruntime-node/package.json'), 'utf8')) as { version: string }
-).version;
+const productOrt = installedOrtVersion();
 const orts = (arg('ort') ?? productOrt).split(',');
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 
-const lines = (path: string): string[] =>
-  readFileSync(path, 'utf8')
-    .split('\n')
-    .filter((l) => l.trim() !== '');
-const corpusFile = join(SHARED, 'data/2wiki-200/corpus.jsonl');
-const passages = lines(corpusFile).map((l) => (JSON.parse(l) as { contents: string }).contents);
-const questions = lines(join(SHARED, 'data/2wiki-200/queries.jsonl')).map(
-  (l) => (JSON.parse(l) as { question: string }).question,
-);
+const { corpusFile, passages, questions } = load2Wiki();
 const work = join(BENCH_DATA, 'query-path');
 mkdirSync(work, { recursive: true });
 
