@@ -153,6 +153,54 @@ describe('MCP 2026-07-28 to the letter', () => {
     expect(own.status, own.text).toBe(200);
   });
 
+  it('HTTP: 2026 calls on reused instances, 24 at once, each answered with its own id and hits', async () => {
+    const rounds = 3;
+    for (let round = 0; round < rounds; round++) {
+      const answers = await Promise.all(
+        Array.from({ length: 24 }, async (_, k) => {
+          const n = k % 20;
+          const id = round * 100 + k;
+          const r = await postJson(
+            `${srv.url}/mcp`,
+            req2026(id, 'tools/call', { name: 'search', arguments: { query: `number ${n}`, top_k: 1, mode: 'bm25' } }),
+            headers2026('tools/call', { 'mcp-name': 'search' }),
+          );
+          expect(r.status, r.text).toBe(200);
+          return { id, n, answer: r.json as unknown as Answer };
+        }),
+      );
+      for (const { id, n, answer } of answers) {
+        expect(answer.id).toBe(id);
+        const hits = (answer.result?.['structuredContent'] as { results: Array<{ id: string }> }).results;
+        expect(hits[0]?.id).toBe(`p${n}`);
+      }
+    }
+  });
+
+  it('HTTP: a 2026 subscriptions/listen streams as SSE, and a dropped stream leaves calls served', async () => {
+    const gone = new AbortController();
+    const r = await fetch(`${srv.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers2026('subscriptions/listen') },
+      body: JSON.stringify(req2026(9, 'subscriptions/listen', { notifications: { toolsListChanged: true } })),
+      signal: gone.signal,
+    });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = (r.body as ReadableStream<Uint8Array>).getReader();
+    let seen = '';
+    while (!seen.includes('\n\n')) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      seen += Buffer.from(value).toString();
+    }
+    expect(seen).toContain('notifications/subscriptions/acknowledged');
+    gone.abort();
+    const after = await postJson(`${srv.url}/mcp`, req2026(10, 'tools/list'), headers2026('tools/list'));
+    expect(after.status, after.text).toBe(200);
+    expect((after.json as unknown as Answer).result?.['tools']).toHaveLength(4);
+  });
+
   it('errors are JSON-RPC, with the spec codes, the id, and no code in -32000..-32019 (item 4)', async () => {
     const mcp = `${srv.url}/mcp`;
     const malformed = await postJson(mcp, '{"jsonrpc":"2.0","id":1,', headers2026('tools/list'));

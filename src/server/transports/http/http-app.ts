@@ -56,6 +56,7 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     opts.mcp,
     opts.log,
     answers,
+    () => opts.slot.ready,
   );
   let rest: RestContext | undefined;
   let draining = false;

@@ -1,8 +1,4 @@
-import {
-  NodeStreamableHTTPServerTransport,
-  toNodeHandler,
-  type NodeMcpRequestHandler,
-} from '@modelcontextprotocol/node';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import {
   classifyInboundRequest,
   createMcpHandler,
@@ -18,6 +14,8 @@ import { in2025Codes, readableId, RPC, rpcError, screenMessage } from '../../mcp
 import { openSseSession, postSseMessage } from './sse.js';
 import { sendJson, sendRpcRefusal } from './http-util.js';
 import { SessionRegistry } from './sessions.js';
+import { ServerPool } from '../../mcp/server-pool.js';
+import { serveOnWebHandler } from './web-exchange.js';
 
 export interface McpHttpOptions {
   /** Never issue session ids: every POST /mcp stands alone. */
@@ -30,7 +28,8 @@ export interface McpHttpOptions {
 /**
  * MCP over HTTP, both protocol eras on the same endpoints:
  * - 2026-07-28 requests (the `_meta` envelope) are stateless by the spec, and
- *   are served by the SDK's `createMcpHandler`, an instance a request;
+ *   are served by the SDK's `createMcpHandler`, an instance a request, the
+ *   instances reused once answered (server-pool.ts);
  * - 2025 clients that `initialize` get a session (Streamable HTTP, with
  *   `Mcp-Session-Id`), unless `--stateless`;
  * - other 2025 POSTs without a session id (RL clients that open a connection
@@ -46,7 +45,8 @@ export interface McpHttpOptions {
 export class McpHttp {
   private readonly sessions: SessionRegistry;
   private readonly handler: McpHttpHandler;
-  private readonly perRequest: NodeMcpRequestHandler;
+  /** Instances for 2026-07-28 exchanges, reused once answered (server-pool.ts). */
+  private readonly pool: ServerPool;
   /** Stateless exchanges not yet answered: at close each gets an error answer, not a dropped socket. */
   private readonly inFlight = new Set<{ res: ServerResponse; body: unknown }>();
   private closed = false;
@@ -56,13 +56,15 @@ export class McpHttp {
     private readonly opts: McpHttpOptions,
     private readonly log: Logger,
     private readonly answers: AnswerGate,
+    /** Whether the corpora are ready: instances made before then are not reused. */
+    ready: () => boolean,
   ) {
     this.sessions = new SessionRegistry({ ttlMs: opts.sessionTtlMs, max: opts.maxSessions }, log);
-    this.handler = createMcpHandler(() => makeServer(), {
+    this.pool = new ServerPool(makeServer, ready);
+    this.handler = createMcpHandler(() => this.pool.take(), {
       legacy: 'reject',
       onerror: (err) => log.debug(`mcp: ${err.message}`),
     });
-    this.perRequest = toNodeHandler(this.handler, { onerror: (err) => log.warn(`mcp: ${err.message}`) });
   }
 
   get sessionCount(): number {
@@ -81,7 +83,8 @@ export class McpHttp {
       return;
     }
     if (!isLegacy(req, body)) {
-      await this.tracked(res, body, () => this.perRequest(req, res, body));
+      const onerror = (err: Error) => this.log.warn(`mcp: ${err.message}`);
+      await this.tracked(res, body, () => serveOnWebHandler(this.handler, req, res, body, onerror));
       return;
     }
     const sid = header(req, 'mcp-session-id');
@@ -159,6 +162,7 @@ export class McpHttp {
     this.inFlight.clear();
     await this.sessions.closeAll();
     await this.handler.close();
+    this.pool.clear();
   }
 
   private async startSession(req: IncomingMessage, res: ServerResponse, body: unknown): Promise<void> {
