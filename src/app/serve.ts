@@ -10,6 +10,7 @@ import { RetrieverSlot } from '../server/mcp/retriever-slot.js';
 import { withdrawOnDamage } from '../server/mcp/tool-context.js';
 import { createServerMetrics, type ServerMetrics } from '../server/server-metrics.js';
 import { watchProgress } from '../util/progress.js';
+import { collectGarbage } from '../util/collect-garbage.js';
 import { sleep } from '../util/sleep.js';
 import type { McpHttpOptions } from '../server/transports/http/mcp-http.js';
 import type { HttpOptions } from '../server/transports/http/router.js';
@@ -68,6 +69,8 @@ export async function serve(cfg: ServeConfig): Promise<void> {
         slot.withdraw(err);
       },
     );
+    // what opening (and a first run's build) left: the process idles at its steady size from ready on
+    collectGarbage();
     return observed(opened, metrics);
   };
   if (cfg.transport === 'stdio') {
