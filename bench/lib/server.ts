@@ -90,6 +90,12 @@ export function rssOf(pid: number): number {
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
+/** The anonymous part of a process's resident memory (heaps, arenas: no pages of mapped files), MiB. */
+export function anonOf(pid: number): number {
+  const m = /^Anonymous:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
 /** Resident memory of a process and its descendants, MiB. */
 export function treeRssMiB(pid: number): number {
   const children = new Map<number, number[]>();

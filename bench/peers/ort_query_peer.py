@@ -5,7 +5,8 @@ runs one query, reports the process's resident memory, then encodes each query
 of --queries alone (tokenizers + the session + numpy mean pooling, what an
 encoder-only Python stack does per query) and reports each latency.
 
-One JSON line on stdout: {"ort": version, "rss_mb": …, "load_s": …, "ms": [...]}.
+One JSON line on stdout: {"ort": version, "rss_mb": …, "anon_mb": …, "load_s": …, "ms": [...]}
+(anon_mb: the anonymous part of the resident memory, without the pages of mapped files).
 """
 import argparse, json, os, time
 import numpy as np
@@ -30,6 +31,13 @@ def rss_mb():
     return float('nan')
 
 
+def anon_mb():
+    for line in open('/proc/self/smaps_rollup'):
+        if line.startswith('Anonymous:'):
+            return int(line.split()[1]) / 1024
+    return float('nan')
+
+
 t0 = time.perf_counter()
 tok, sess, names = open_ort(a.model_dir, a.onnx, a.max_length, a.threads)
 
@@ -50,6 +58,7 @@ queries = [json.loads(l) for l in open(a.queries)]
 embed(queries[0])
 load_s = time.perf_counter() - t0
 rss = rss_mb()
+anon = anon_mb()
 for q in queries[:10]:  # warm-up, as ours gets
     embed(q)
 ms = []
@@ -57,4 +66,4 @@ for q in queries:
     t = time.perf_counter()
     embed(q)
     ms.append((time.perf_counter() - t) * 1000)
-print(json.dumps({'ort': ort.__version__, 'rss_mb': rss, 'load_s': load_s, 'ms': ms}))
+print(json.dumps({'ort': ort.__version__, 'rss_mb': rss, 'anon_mb': anon, 'load_s': load_s, 'ms': ms}))

@@ -5,7 +5,7 @@ export function renderQueryPath(results: Results): string {
   const r = results['query-path'];
   if (!r) return '_No results yet: run `npm run bench -- query-path` (see its header)._';
   return [
-    'Latency, one client (targets: p50 ≤ 1.0× and p99 ≤ 1.2× the Python encoder alone):',
+    'Latency, one client on one kept-alive connection (node:http; targets: p50 ≤ 1.0× and p99 ≤ 1.2× the Python encoder alone):',
     '',
     compactTable(rows(r, 'latency')),
     '',
@@ -13,7 +13,7 @@ export function renderQueryPath(results: Results): string {
     '',
     compactTable(rows(r, 'breakdown')),
     '',
-    'Resident memory at ready against a Python process holding the model after one query (target ≤ 1.2×):',
+    'Resident memory at ready against a Python process holding the model after one query (target ≤ 1.2×); "anonymous" leaves out the pages of mapped files (executables, libraries), of which Node\'s own executable is the largest part of the difference:',
     '',
     compactTable(rows(r, 'memory')),
     '',

@@ -11,7 +11,8 @@
  * installed into bench/.ort/VERSION and loaded in its place by
  * bench/lib/ort-alias.ts): a server on 2WikiMultiHopQA-200's 1,585 passages
  * (result and vector caches off) answers its 200 questions one at a time,
- * `POST /retrieve` dense top 5, in rounds alternating with the Python peer
+ * `POST /retrieve` dense top 5 (node:http, one kept-alive connection), in
+ * rounds alternating with the Python peer
  * (bench/peers/ort_query_peer.py) encoding the same questions alone. Reported:
  * p50 and p99 of each, their ratio, the server's mean time per stage from its
  * own `retriever_stage_seconds` (read, encode: tokenize, hop, run, pool;
@@ -22,6 +23,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import {
   fetchRealModel,
@@ -33,7 +35,7 @@ import {
 } from '../../scripts/models/real-models.js';
 import { arg, BENCH_DATA, installedOrtVersion, printTable, ROOT, summarize, writeResult } from '../lib/common.js';
 import { load2Wiki } from '../lib/queries.js';
-import { rssOf, startServer, type BenchServer } from '../lib/server.js';
+import { anonOf, rssOf, startServer, type BenchServer } from '../lib/server.js';
 
 const threads = Number(arg('threads', '2'));
 const rounds = Number(arg('rounds', '2'));
@@ -73,18 +75,43 @@ async function stages(server: BenchServer): Promise<Map<string, { sum: number; c
   return out;
 }
 
+/** One POST over a kept-alive connection, with node:http: Node's `fetch` (undici) adds about 1 ms a request of its own. */
+function post(agent: Agent, url: URL, body: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (d: Buffer) => parts.push(d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(parts).toString() }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 async function oneAtATime(server: BenchServer, qs: string[]): Promise<number[]> {
   const ms: number[] = [];
-  for (const [i, q] of [...qs.slice(0, 10), ...qs].entries()) {
-    const t = performance.now();
-    const r = await fetch(`${server.url}/retrieve`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ queries: [q], topk: 5, mode: 'dense' }),
-    });
-    if (r.status !== 200) throw new Error(`/retrieve answered ${r.status}: ${await r.text()}`);
-    await r.arrayBuffer();
-    if (i >= 10) ms.push(performance.now() - t); // the first ten warm up
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const url = new URL(`${server.url}/retrieve`);
+  try {
+    for (const [i, q] of [...qs.slice(0, 10), ...qs].entries()) {
+      const t = performance.now();
+      const r = await post(agent, url, JSON.stringify({ queries: [q], topk: 5, mode: 'dense' }));
+      if (r.status !== 200) throw new Error(`/retrieve answered ${r.status}: ${r.text}`);
+      if (i >= 10) ms.push(performance.now() - t); // the first ten warm up
+    }
+  } finally {
+    agent.destroy();
   }
   return ms;
 }
@@ -115,7 +142,7 @@ for (const model of models) {
   const enc = manifest.dense.encoder;
   const qFile = join(work, `${model}-queries.jsonl`);
   writeFileSync(qFile, questions.map((q) => JSON.stringify(enc.query_prefix + q)).join('\n') + '\n');
-  const python = (): { ms: number[]; rss: number; ort: string } => {
+  const python = (): { ms: number[]; rss: number; anon: number; ort: string } => {
     const out = execFileSync(
       pythonFor({ log }),
       [
@@ -125,8 +152,13 @@ for (const model of models) {
       ],
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 2] },
     );
-    const r = JSON.parse(out.trim().split('\n').pop() as string) as { ms: number[]; rss_mb: number; ort: string };
-    return { ms: r.ms, rss: r.rss_mb, ort: r.ort };
+    const r = JSON.parse(out.trim().split('\n').pop() as string) as {
+      ms: number[];
+      rss_mb: number;
+      anon_mb: number;
+      ort: string;
+    };
+    return { ms: r.ms, rss: r.rss_mb, anon: r.anon_mb, ort: r.ort };
   };
 
   for (const version of orts) {
@@ -141,8 +173,10 @@ for (const model of models) {
     const ours: number[] = [];
     const peer: number[] = [];
     let peerRss = NaN;
+    let peerAnon = NaN;
     let peerOrt = '';
     const readyRss = rssOf(server.pid);
+    const readyAnon = anonOf(server.pid);
     const before = await stages(server);
     let after: typeof before;
     try {
@@ -150,6 +184,7 @@ for (const model of models) {
         const p = python();
         peer.push(...p.ms);
         peerRss = p.rss;
+        peerAnon = p.anon;
         peerOrt = p.ort;
         ours.push(...(await oneAtATime(server, questions)));
       }
@@ -175,6 +210,10 @@ for (const model of models) {
       'ours at ready MiB': Math.round(readyRss),
       'python holding the model MiB': Math.round(peerRss),
       'ours ÷ python': Number((readyRss / peerRss).toFixed(2)),
+      // without the pages of mapped files (Node's own executable is about 54 MiB of them)
+      'ours anonymous MiB': Math.round(readyAnon),
+      'python anonymous MiB': Math.round(peerAnon),
+      'anonymous ours ÷ python': Number((readyAnon / peerAnon).toFixed(2)),
     });
     // mean milliseconds a request spent in each stage (the encoder's own split inside `encode`)
     const mean = (stage: string): number => {
