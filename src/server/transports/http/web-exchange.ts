@@ -34,23 +34,26 @@ export async function serveOnWebHandler(
   }
   const headers: Record<string, string> = {};
   for (const [name, value] of response.headers) headers[name] = value;
-  if (res.destroyed) {
+  // the client went away, or the server answered for the handler while it shut down
+  if (res.destroyed || res.headersSent) {
     finished = true;
     await response.body?.cancel().catch(() => undefined);
     return;
   }
-  res.writeHead(response.status, headers);
   if (response.body === null) {
     finished = true;
-    res.end();
+    res.writeHead(response.status, headers).end();
     return;
   }
   if (!(response.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    // one JSON document: sent with its length, not chunked
     const bytes = Buffer.from(await response.arrayBuffer());
     finished = true;
-    res.end(bytes);
+    if (res.headersSent) return;
+    res.writeHead(response.status, { ...headers, 'content-length': String(bytes.length) }).end(bytes);
     return;
   }
+  res.writeHead(response.status, headers);
   await streamOut(response.body, res, abort.signal);
   finished = true;
   res.end();
