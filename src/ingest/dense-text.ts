@@ -1,5 +1,5 @@
 import type { CorpusFormat } from '../core/contracts.js';
-import { splitTitleLine } from './readers.js';
+import { splitTitleLine } from './title-line.js';
 
 /**
  * What the dense arm embeds for a chunk. The stored text (what searches

@@ -7,6 +7,7 @@ import type { CorpusFormat } from '../core/contracts.js';
 import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { describeFolder, readFolderBatches } from './files/read-folder.js';
+import { splitTitleLine } from './title-line.js';
 import { DEFAULT_FOLDER, type FolderOptions } from './files/walk.js';
 
 /**
@@ -287,15 +288,6 @@ function wellFormed(doc: SourceDocument, where: string, opts: ReadOptions): Sour
 interface WellFormedString {
   isWellFormed(): boolean;
   toWellFormed(): string;
-}
-
-/** `"Title"\nbody` → title without quotes; a contents without a newline has no title. */
-export function splitTitleLine(contents: string): { title: string; bodyStart: number } {
-  const nl = contents.indexOf('\n');
-  if (nl < 0) return { title: '', bodyStart: 0 };
-  let title = contents.slice(0, nl).trim();
-  if (title.length >= 2 && title.startsWith('"') && title.endsWith('"')) title = title.slice(1, -1);
-  return { title, bodyStart: nl + 1 };
 }
 
 function requireId(rec: Record<string, unknown>, key: string, where: string, schema: string): string {
