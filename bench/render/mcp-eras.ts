@@ -1,4 +1,17 @@
-import { compactTable, type Results, rows, runLine } from './lib.js';
+import { compactTable, fmt, type Results, type Row, rows, runLine } from './lib.js';
+
+/** The long-lived target, row by row, and why what falls short does. */
+function longLivedVerdict(list: Row[]): string {
+  const ratio = (x: Row): number => Number(x['2026 ÷ 2025']);
+  const missed = list.filter((x) => !(ratio(x) >= 1));
+  if (missed.length === 0) return 'Target met in every row.';
+  const where = missed.map((x) => `${String(x['transport'])} at ${String(x['in flight'])} in flight ${fmt(ratio(x))}×`);
+  return (
+    `Missed in ${missed.length} of ${list.length} rows (${where.join(', ')}). ` +
+    'Over HTTP the SDK still makes a transport for every 2026 exchange, walks the tool’s input schema for `x-mcp-header` declarations on each call and builds an error with its stack when the exchange closes; server instances are reused (no longer built per request). ' +
+    'Over stdio one instance serves the connection in both eras, and a 2026 call costs its envelope: `_meta` validated on each request, `resultType` and the server’s identity stamped on each answer.'
+  );
+}
 
 /**
  * The two client patterns per MCP era: a new client a call (the verl pattern), then one client kept
@@ -28,6 +41,8 @@ export function renderMcpEras(results: Results): string {
   else
     out.push(
       compactTable(rows(l)),
+      '',
+      longLivedVerdict(rows(l)),
       '',
       `${runLine('mcp-eras-long-lived', l)}. Where a 2026 call's extra time goes: [lab notes](docs/lab-notes/2026-11-28-query-path-memory-ort.md#mcp-2026-per-call).`,
     );
