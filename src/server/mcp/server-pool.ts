@@ -44,8 +44,10 @@ export class ServerPool {
     const server = this.make();
     // The SDK chains its own exchange hook in front of this one and restores it afterwards;
     // the protocol layer has let go of the transport by the time it runs.
+    // Once on the shelf, never twice: two requests must not be handed the same instance.
     server.server.onclose = () => {
-      if (this.idle.length < this.max && server.server.transport === undefined) this.idle.push(server);
+      if (this.idle.length >= this.max || server.server.transport !== undefined) return;
+      if (!this.idle.includes(server)) this.idle.push(server);
     };
     return server;
   }
