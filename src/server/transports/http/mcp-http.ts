@@ -50,6 +50,8 @@ export class McpHttp {
   /** Stateless exchanges not yet answered: at close each gets an error answer, not a dropped socket. */
   private readonly inFlight = new Set<{ res: ServerResponse; body: unknown }>();
   private closed = false;
+  /** A 2026 exchange the adapter could not hand to the SDK's handler (it answers 500). */
+  private readonly adapterError = (err: Error): void => this.log.warn(`mcp: ${err.message}`);
 
   constructor(
     private readonly makeServer: () => McpServer,
@@ -83,8 +85,7 @@ export class McpHttp {
       return;
     }
     if (!isLegacy(req, body)) {
-      const onerror = (err: Error) => this.log.warn(`mcp: ${err.message}`);
-      await this.tracked(res, body, () => serveOnWebHandler(this.handler, req, res, body, onerror));
+      await this.tracked(res, body, () => serveOnWebHandler(this.handler, req, res, body, this.adapterError));
       return;
     }
     const sid = header(req, 'mcp-session-id');
