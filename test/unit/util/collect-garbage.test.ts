@@ -15,14 +15,17 @@ describe('collectGarbage', () => {
       keep.push({ i, s: `x${i}` });
       if (keep.length > 100_000) keep = [];
     }
-    let dead: Uint8Array[] | undefined = Array.from({ length: 64 }, () => new Uint8Array(MiB).fill(1));
-    const grown = newSpaceBytes();
-    const used = process.memoryUsage().heapUsed;
-    dead = undefined;
     keep = [];
+    const grown = newSpaceBytes();
+    // then what a load leaves dead on the heap (about 12 MiB); buffers outside it are freed by a
+    // background sweeper, so they are not counted here
+    let heapDead: unknown[] | undefined = Array.from({ length: 200_000 }, (_, i) => ({ i, s: `y${i}` }));
+    const before = process.memoryUsage().heapUsed;
+    expect(heapDead).toHaveLength(200_000);
+    heapDead = undefined;
     collectGarbage();
-    expect(dead).toBeUndefined();
-    expect(process.memoryUsage().heapUsed).toBeLessThan(used);
+    // other work in the process allocates too: the drop is asserted with room, not to the byte
+    expect(process.memoryUsage().heapUsed).toBeLessThan(before - 4 * MiB);
     if (major >= 22) {
       expect(grown).toBeGreaterThan(4 * MiB);
       expect(newSpaceBytes()).toBeLessThanOrEqual(Math.max(2 * MiB, grown / 4));
