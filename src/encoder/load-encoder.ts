@@ -12,6 +12,7 @@ import { MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, readModelJson } from './read-mod
 import type { EncoderHostKind } from './encoder-host.js';
 import { OnnxEncoder } from './onnx-encoder.js';
 import type { Device } from './onnx-session.js';
+import { own } from '../util/own.js';
 
 /** What the user asked for: a hub model id, or a local directory in the HF ONNX layout. */
 export interface EncoderChoice {
@@ -165,7 +166,7 @@ function checkModelShape(names: readonly string[], configPath?: string, tokenize
 
 /** The hub repository a choice downloads from: its own, else the known ONNX conversion of the model, else the model id. */
 export function hubRepoOf(choice: Pick<EncoderChoice, 'hubRepo' | 'model'>): string {
-  return choice.hubRepo ?? ONNX_CONVERSIONS[choice.model] ?? choice.model;
+  return choice.hubRepo ?? own(ONNX_CONVERSIONS, choice.model) ?? choice.model;
 }
 
 export async function openEncoder(

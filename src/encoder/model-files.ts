@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { RetrieverError } from '../errors.js';
 import { checkModelFile, MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, readModelJson } from './read-model-file.js';
+import { own } from '../util/own.js';
 
 /**
  * A Hugging Face ONNX export on disk (the Xenova/optimum layout):
@@ -60,7 +61,7 @@ export const MODEL_VARIANTS: Record<string, string> = {
 /** "fp16" → "onnx/model_fp16.onnx"; a path ending in .onnx is taken as given. */
 export function variantFile(variant: string): string {
   if (variant.endsWith('.onnx')) return variant;
-  const f = MODEL_VARIANTS[variant];
+  const f = own(MODEL_VARIANTS, variant);
   if (!f) {
     throw new RetrieverError(
       'BAD_INPUT',

@@ -6,6 +6,8 @@
  * with no warning (a mirror, a proxy cache or a half-finished download can
  * do the same). Pure: the callers read the files.
  */
+import { own } from '../util/own.js';
+
 export interface ModelShape {
   /** The family's name as messages give it. */
   family: string;
@@ -42,7 +44,7 @@ export function knownShape(names: readonly string[]): ModelShape | undefined {
   for (const name of names) {
     let n = name.toLowerCase().split('/').pop() ?? '';
     while (FORMAT_SUFFIX.test(n)) n = n.replace(FORMAT_SUFFIX, '');
-    const shape = KNOWN[n];
+    const shape = own(KNOWN, n);
     if (shape) return { family: n, ...shape };
   }
   return undefined;

@@ -10,6 +10,7 @@ import type { ParsedFilter } from './filters.js';
 import type { ScoredHit } from '../core/top-k.js';
 import type { SearchHit, SearchMode, SearchResult } from './types.js';
 import type { ChunkFilter, QueryEncoder } from '../core/contracts.js';
+import { own } from '../util/own.js';
 
 export interface RetrieverOptions {
   /** Hits returned when the request names no top_k. */
@@ -123,7 +124,7 @@ export class Retriever {
 
   /** The top_k a request to `corpus` gets when it names none. */
   defaultTopK(corpus?: string): number {
-    return (corpus !== undefined ? this.opts.topKByCorpus?.[corpus] : undefined) ?? this.opts.topK;
+    return (corpus !== undefined ? own(this.opts.topKByCorpus, corpus) : undefined) ?? this.opts.topK;
   }
 
   checkTopK(topK: number | undefined, name = 'top_k', corpus?: string): number {

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { request } from 'node:http';
 import fc from 'fast-check';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +35,8 @@ const methods = fc.constantFrom(
   'server/discover',
   'nope',
   '',
+  // names every plain object answers without owning them (`toString` once ended the server)
+  ...Object.getOwnPropertyNames(Object.prototype),
 );
 const anyJson = fc.jsonValue({ maxDepth: 3 });
 const toolArgs = fc.dictionary(
@@ -50,6 +53,8 @@ const toolArgs = fc.dictionary(
     'around',
     'position',
     'k',
+    '__proto__',
+    'constructor',
   ),
   anyJson,
   { maxKeys: 5 },
@@ -57,7 +62,14 @@ const toolArgs = fc.dictionary(
 const params = fc.oneof(
   anyJson,
   fc.record({
-    name: fc.constantFrom('search', 'batch_search', 'fetch', 'list_corpora', 'x'),
+    name: fc.constantFrom(
+      'search',
+      'batch_search',
+      'fetch',
+      'list_corpora',
+      'x',
+      ...Object.getOwnPropertyNames(Object.prototype),
+    ),
     arguments: fc.oneof(toolArgs, anyJson),
   }),
   fc.record(
@@ -173,5 +185,60 @@ describe.skipIf(!HAS_SHARED)('raw JSON-RPC and REST fuzzing', () => {
       await s.stop();
     }
     process.stderr.write(`fuzz-raw http statuses: ${JSON.stringify(Object.fromEntries(statuses))}\n`);
+  }, 300_000);
+
+  it(`legacy SSE: ${RUNS / 4} random messages in one session, every readable request answered, no 500`, async () => {
+    const s = await startHttpServer(['--corpus', 'c', '--index-dir', indexDir]);
+    const answered = new Set<string>();
+    let buf = '';
+    let endpoint = '';
+    const stream = request(`${s.url}/sse`, { headers: { accept: 'text/event-stream' } });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        stream.on('response', (res) => {
+          res.on('data', (d: Buffer) => {
+            buf += d.toString();
+            let end: number;
+            while ((end = buf.indexOf('\n\n')) !== -1) {
+              const event = buf.slice(0, end);
+              buf = buf.slice(end + 2);
+              const data = /^data: (.*)$/m.exec(event)?.[1] ?? '';
+              if (event.startsWith('event: endpoint')) {
+                endpoint = data;
+                resolve();
+              } else if (event.startsWith('event: message')) {
+                const m = JSON.parse(data) as { id?: unknown };
+                if (m.id !== undefined && m.id !== null) answered.add(JSON.stringify(m.id));
+              }
+            }
+          });
+        });
+        stream.on('error', reject);
+        stream.end();
+      });
+      // one message per POST (a legacy session takes no batches); ids made distinct per message
+      const messages = fc.sample(message, { numRuns: RUNS / 4, seed: 13 }).map((m, i) => ({ ...m, id: `f${i}` }));
+      const expected = new Set<string>();
+      for (const m of messages) {
+        const body = JSON.stringify(m);
+        const r = await fetch(`${s.url}${endpoint}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
+        const text = await r.text();
+        expect(r.status, `${body.slice(0, 200)}: ${text.slice(0, 200)}`).not.toBe(500);
+        if (r.status === 202 && requestId(body).length > 0) expected.add(JSON.stringify(m.id));
+      }
+      for (let i = 0; i < 600 && [...expected].some((id) => !answered.has(id)); i++)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(expected.size).toBeGreaterThan(RUNS / 40);
+      expect([...expected].filter((id) => !answered.has(id))).toEqual([]);
+      expect(s.child.exitCode).toBeNull();
+      expect(s.stderr()).not.toMatch(/unhandled|TypeError/);
+    } finally {
+      stream.destroy();
+      await s.stop();
+    }
   }, 300_000);
 });

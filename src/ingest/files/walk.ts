@@ -2,6 +2,7 @@ import { lstatSync, readdirSync, type Dirent } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { RetrieverError } from '../../errors.js';
 import { globMatcher } from './globs.js';
+import { own } from '../../util/own.js';
 
 /** The kinds of file a folder corpus reads, by extension (lower case). */
 export const FILE_KINDS = {
@@ -109,7 +110,7 @@ export function listFolder(root: string, opts: FolderOptions): { entries: Folder
 export function kindOf(name: string): FileKind | undefined {
   const dot = name.lastIndexOf('.');
   if (dot <= 0) return undefined;
-  return (FILE_KINDS as Record<string, FileKind>)[name.slice(dot).toLowerCase()];
+  return own(FILE_KINDS as Record<string, FileKind>, name.slice(dot).toLowerCase());
 }
 
 function readDir(dir: string, root: string): Dirent[] | Error {

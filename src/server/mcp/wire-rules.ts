@@ -60,15 +60,15 @@ export function rpcError(id: RequestId | null, code: number, message: string, da
  * `initialize` nor `logging/setLevel`: 2026-07-28 answers those as methods it
  * does not define (404), whatever their params, and the SDK does so.
  */
-const REQUEST_TYPES: Record<string, keyof typeof specTypeSchemas> = {
-  ping: 'PingRequest',
-  'server/discover': 'DiscoverRequest',
-  'tools/list': 'ListToolsRequest',
-  'tools/call': 'CallToolRequest',
-  'resources/list': 'ListResourcesRequest',
-  'resources/templates/list': 'ListResourceTemplatesRequest',
-  'resources/read': 'ReadResourceRequest',
-};
+const REQUEST_TYPES: ReadonlyMap<string, keyof typeof specTypeSchemas> = new Map([
+  ['ping', 'PingRequest'],
+  ['server/discover', 'DiscoverRequest'],
+  ['tools/list', 'ListToolsRequest'],
+  ['tools/call', 'CallToolRequest'],
+  ['resources/list', 'ListResourcesRequest'],
+  ['resources/templates/list', 'ListResourceTemplatesRequest'],
+  ['resources/read', 'ReadResourceRequest'],
+]);
 
 /** A message's id when it has a usable one (JSON-RPC 2.0: null where it cannot be read). */
 export function readableId(message: unknown): RequestId | null {
@@ -94,7 +94,8 @@ export function hasEnvelopeClaim(message: unknown): boolean {
  */
 export function screenMessage(message: unknown, opts: { checkVersion: boolean }): ErrorAnswer | undefined {
   const id = readableId(message);
-  if (depthOver(message, MAX_MESSAGE_DEPTH)) {
+  const shape = shapeFault(message, MAX_MESSAGE_DEPTH);
+  if (shape === 'deep') {
     return rpcError(
       id,
       RPC.INVALID_REQUEST,
@@ -102,6 +103,16 @@ export function screenMessage(message: unknown, opts: { checkVersion: boolean })
     );
   }
   if (!isObject(message) || typeof message['method'] !== 'string' || id === null) return undefined;
+  if (shape === 'proto-key') {
+    // JSON.parse makes `__proto__` an own key; copied by assignment (as zod does) it would replace
+    // the copy's prototype instead of being named as an unknown argument
+    return rpcError(id, RPC.INVALID_PARAMS, 'Invalid params: a key named "__proto__" is not accepted');
+  }
+  const tool = message['method'] === 'tools/call' && isObject(message['params']) ? message['params']['name'] : '';
+  if (typeof tool === 'string' && INHERITED_NAMES.has(tool)) {
+    // the SDK looks a tool up in a plain object, where `toString` is found (and "disabled")
+    return rpcError(id, RPC.INVALID_PARAMS, `Tool ${tool} not found`);
+  }
   if (opts.checkVersion && hasEnvelopeClaim(message)) {
     const requested = String(
       (message['params'] as { _meta: Record<string, unknown> })._meta[PROTOCOL_VERSION_META_KEY],
@@ -111,7 +122,8 @@ export function screenMessage(message: unknown, opts: { checkVersion: boolean })
       return rpcError(id, e.code, e.message, e.data);
     }
   }
-  const type = REQUEST_TYPES[message['method']];
+  // a Map, not an object: a method named `toString` or `__proto__` must not reach Object.prototype
+  const type = REQUEST_TYPES.get(message['method']);
   if (!type) return undefined;
   const checked = specTypeSchemas[type]['~standard'].validate(message);
   const issues = checked instanceof Promise ? undefined : checked.issues;
@@ -160,18 +172,26 @@ export function in2025Codes<T extends JSONRPCMessage>(message: T): T {
   return { ...message, error: { ...error, code: RPC.RESOURCE_NOT_FOUND_2025 } };
 }
 
-/** Whether a JSON value nests deeper than `max` levels, walked without recursion. */
-function depthOver(value: unknown, max: number): boolean {
+/** Names every plain object answers without owning them: `toString`, `constructor`, `__proto__`, … */
+export const INHERITED_NAMES: ReadonlySet<string> = new Set([...Object.getOwnPropertyNames(Object.prototype)]);
+
+/**
+ * 'deep' when a JSON value nests deeper than `max` levels, 'proto-key' when an object in it owns a
+ * `__proto__` key, walked without recursion.
+ */
+function shapeFault(value: unknown, max: number): 'deep' | 'proto-key' | undefined {
   const stack: Array<[unknown, number]> = [[value, 1]];
+  let protoKey = false;
   while (stack.length > 0) {
     const [v, depth] = stack.pop() as [unknown, number];
     if (typeof v !== 'object' || v === null) continue;
-    if (depth > max) return true;
+    if (depth > max) return 'deep';
+    if (!Array.isArray(v) && Object.hasOwn(v, '__proto__')) protoKey = true;
     for (const child of Array.isArray(v) ? v : Object.values(v)) {
       if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
     }
   }
-  return false;
+  return protoKey ? 'proto-key' : undefined;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

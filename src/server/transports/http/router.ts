@@ -67,11 +67,11 @@ export interface RouterContext {
 }
 
 const MCP_ROUTES = new Set(['/mcp', '/sse', '/messages']);
-const REST_ROUTES: Record<string, (ctx: RestContext, body: unknown) => Promise<RestAnswer>> = {
-  '/retrieve': handleRetrieve,
-  '/search': handleFlashSearch,
-  '/batch_search': handleFlashBatchSearch,
-};
+const REST_ROUTES: ReadonlyMap<string, (ctx: RestContext, body: unknown) => Promise<RestAnswer>> = new Map([
+  ['/retrieve', handleRetrieve],
+  ['/search', handleFlashSearch],
+  ['/batch_search', handleFlashBatchSearch],
+]);
 
 /**
  * One HTTP server for every transport: MCP Streamable HTTP (/mcp), legacy
@@ -276,7 +276,7 @@ async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Pro
   let body: unknown;
   if (req.method === 'POST') body = parseJsonBody(req, await readBody(req, opts.maxBodyBytes));
   if (MCP_ROUTES.has(path)) x.rpcId = readableId(body);
-  const restHandler = REST_ROUTES[path];
+  const restHandler = REST_ROUTES.get(path);
   if (restHandler) {
     if (req.method !== 'POST') throw new HttpError('METHOD_NOT_ALLOWED', `use POST ${path} with a JSON body`);
     app.metrics.stage.observe((performance.now() - x.started) / 1000, { stage: 'read' });
@@ -400,7 +400,7 @@ function applyCors(req: IncomingMessage, res: ServerResponse, origin: string | u
 
 /** Why a route that needs the retriever cannot be served now, if it cannot: unknown, loading, stopping or full. */
 function admissionRefusal(app: RouterContext, path: string): { code: string; message: string } | undefined {
-  if (path !== '/ready' && !REST_ROUTES[path] && !MCP_ROUTES.has(path)) {
+  if (path !== '/ready' && !REST_ROUTES.has(path) && !MCP_ROUTES.has(path)) {
     return {
       code: 'NOT_FOUND',
       message: `no route ${describeValue(path)}: see README for / (a page), /mcp, /sse, /retrieve, /search, /health, /ready, /metrics`,
@@ -433,7 +433,7 @@ function modeLabel(body: unknown): string {
 }
 
 function routeLabel(path: string): string {
-  return REST_ROUTES[path] || MCP_ROUTES.has(path) || ['/', '/health', '/ready', '/metrics'].includes(path)
+  return REST_ROUTES.has(path) || MCP_ROUTES.has(path) || ['/', '/health', '/ready', '/metrics'].includes(path)
     ? path
     : 'other';
 }
