@@ -1,6 +1,9 @@
 import {
   isJsonContentType,
   parseJSONRPCMessage,
+  PROTOCOL_VERSION_META_KEY,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  UnsupportedProtocolVersionError,
   type JSONRPCMessage,
   type McpServer,
   type MessageExtraInfo,
@@ -10,7 +13,16 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Lease } from '../../admission.js';
 import { answerRefusal, type AnswerGate } from '../../answer-size.js';
-import { in2025Codes, readableId, RPC, screenMessage, type RequestId } from '../../mcp/wire-rules.js';
+import {
+  hasEnvelopeClaim,
+  in2025Codes,
+  readableId,
+  RPC,
+  rpcError,
+  screenMessage,
+  type ErrorAnswer,
+  type RequestId,
+} from '../../mcp/wire-rules.js';
 import { sendJson, sendRpcRefusal } from './http-util.js';
 import type { SessionRegistry } from './sessions.js';
 
@@ -64,9 +76,16 @@ export class SseTransport implements Transport {
       sendRpcRefusal(res, 'BAD_INPUT', 'the body is not a JSON-RPC 2.0 message', { id, rpcCode: RPC.INVALID_REQUEST });
       return;
     }
-    const screened = screenMessage(message, { checkVersion: true });
+    const screened = legacyOnly(message) ?? screenMessage(message, { checkVersion: true });
     if (screened) {
-      sendJson(res, 400, screened);
+      if (id === null) {
+        sendJson(res, 400, screened);
+        return;
+      }
+      // a legacy client reads every answer from the stream: an error in the POST's own body
+      // surfaces as a transport failure, which a client negotiating a version cannot fall back from
+      res.writeHead(202, { 'content-type': 'text/plain' }).end('Accepted');
+      void this.send(screened as unknown as JSONRPCMessage).catch(() => undefined);
       return;
     }
     const bytes = answers.sizer.mcp(message);
@@ -100,6 +119,20 @@ export class SseTransport implements Transport {
     this.res.end();
     this.onclose?.();
   }
+}
+
+/**
+ * -32022 for a request in the 2026-07-28 envelope: this transport speaks the 2025-era protocol
+ * only, and answering such a request in 2025's shape (no `resultType`, `ttlMs`, `cacheScope`) made
+ * 2026 clients fail on validation instead of falling back; `data.supported` names what it speaks.
+ */
+function legacyOnly(message: JSONRPCMessage): ErrorAnswer | undefined {
+  const id = readableId(message);
+  if (id === null || !hasEnvelopeClaim(message)) return undefined;
+  const meta = (message as { params: { _meta: Record<string, unknown> } }).params._meta;
+  const requested = String(meta[PROTOCOL_VERSION_META_KEY]).slice(0, 64);
+  const e = new UnsupportedProtocolVersionError({ supported: [...SUPPORTED_PROTOCOL_VERSIONS], requested });
+  return rpcError(id, e.code, `${e.message} (legacy SSE speaks 2025-era MCP; 2026-07-28 is served at /mcp)`, e.data);
 }
 
 /**
