@@ -2,6 +2,7 @@ import { RetrieverError } from '../errors.js';
 import type { ChunkRecord } from '../store/chunk-store.js';
 import type { ServedCorpus } from './served-corpus.js';
 import type { Retriever } from './retriever.js';
+import type { AnswerMeter } from './types.js';
 
 export interface FetchRequest {
   ids?: string[];
@@ -26,7 +27,17 @@ export const FETCH_LIMITS = { maxIds: 100, maxAround: 20, maxChunks: 200 } as co
  * Full chunk texts by chunk id, or a document's chunks by doc id. Ids are
  * only ever bound as SQL parameters and looked up in the served corpora.
  */
-export async function fetchChunks(retriever: Retriever, req: FetchRequest): Promise<FetchResult> {
+export async function fetchChunks(retriever: Retriever, req: FetchRequest, meter?: AnswerMeter): Promise<FetchResult> {
+  const res = await readChunks(retriever, req);
+  if (meter) {
+    let bytes = 0;
+    for (const c of res.chunks) bytes += c.contents.length + c.title.length;
+    meter(bytes, res.chunks.length);
+  }
+  return res;
+}
+
+async function readChunks(retriever: Retriever, req: FetchRequest): Promise<FetchResult> {
   const given = [req.ids !== undefined, req.id !== undefined, req.doc_id !== undefined].filter(Boolean).length;
   if (given !== 1) {
     throw new RetrieverError('BAD_INPUT', 'fetch needs exactly one of "ids" (list), "id" or "doc_id"');

@@ -8,7 +8,7 @@ import type { OpenCorpus } from './open-corpus.js';
 import type { EngineCorpus, ServedCorpus } from './served-corpus.js';
 import type { ParsedFilter } from './filters.js';
 import type { ScoredHit } from '../core/top-k.js';
-import type { SearchHit, SearchMode, SearchResult } from './types.js';
+import type { AnswerMeter, SearchHit, SearchMode, SearchResult } from './types.js';
 import type { ChunkFilter, QueryEncoder } from '../core/contracts.js';
 import { own } from '../util/own.js';
 
@@ -47,6 +47,8 @@ export interface SearchRequest {
   filter?: unknown;
   /** What the client calls top_k (REST: "topk", "top_n"), for error messages. */
   topKName?: string;
+  /** Counts each list's passages before its answer is built (the server's answer memory). */
+  meter?: AnswerMeter;
 }
 
 /** The one rule for top_k: an integer from 1 to the server's maxTopK (MCP schemas show the same bounds). */
@@ -166,12 +168,21 @@ export class Retriever {
     const keys = texts.map((q) => ResultCache.key(corpus.name, mode, topK, parsed?.key ?? '', q));
     const out: Array<SearchResult | undefined> = keys.map((k) => this.cache.get(k));
     const todo = texts.map((_, i) => i).filter((i) => out[i] === undefined);
+    // what the cache already holds is counted at once; fresh lists as each is read
+    for (const res of out) if (res) meterResult(req.meter, res.results);
     if (todo.length > 0) {
       const batch = todo.map((i) => texts[i] as string);
       const fresh =
         corpus.kind === 'engine'
-          ? await this.computeOnEngine(corpus, mode, topK, batch, parsed)
-          : await this.compute(corpus, mode, topK, batch, parsed ? corpus.filters.resolve(parsed) : undefined);
+          ? await this.computeOnEngine(corpus, mode, topK, batch, parsed, req.meter)
+          : await this.compute(
+              corpus,
+              mode,
+              topK,
+              batch,
+              parsed ? corpus.filters.resolve(parsed) : undefined,
+              req.meter,
+            );
       todo.forEach((i, j) => {
         out[i] = fresh[j];
         this.cache.set(keys[i] as string, fresh[j] as SearchResult);
@@ -186,6 +197,7 @@ export class Retriever {
     topK: number,
     texts: string[],
     filter: ChunkFilter | undefined,
+    meter: AnswerMeter | undefined,
   ): Promise<SearchResult[]> {
     const depth = this.depthFor(mode, topK);
     const timed = this.timer();
@@ -224,6 +236,8 @@ export class Retriever {
         const t = performance.now();
         const hits = this.materialize(corpus, mode, lists, topK);
         this.opts.onStage?.('materialize', (performance.now() - t) / 1000);
+        // counted before the next list is read: past the budget, the request fails holding one list
+        meterResult(meter, hits);
         return hits;
       });
       out.push({ corpus: corpus.name, mode, results, ...(filter ? { filter_matches: filter.nums.length } : {}) });
@@ -242,6 +256,7 @@ export class Retriever {
     topK: number,
     texts: string[],
     filter: ParsedFilter | undefined,
+    meter: AnswerMeter | undefined,
   ): Promise<SearchResult[]> {
     const depth = this.depthFor(mode, topK);
     const vectors = mode === 'bm25' ? null : await this.embed(corpus, texts);
@@ -258,6 +273,7 @@ export class Retriever {
         if (!rec) throw new RetrieverError('ENGINE', `the engine returned chunk ${f.num} without its record`);
         return toHit(rec, i + 1, f);
       });
+      meterResult(meter, results);
       return {
         corpus: corpus.name,
         mode,
@@ -325,6 +341,14 @@ export class Retriever {
       scores: { [list.arm]: h.score },
     }));
   }
+}
+
+/** Counts a list's passages on the meter: their stored text and title, UTF-16 units as bytes. */
+function meterResult(meter: AnswerMeter | undefined, hits: readonly SearchHit[]): void {
+  if (!meter) return;
+  let bytes = 0;
+  for (const h of hits) bytes += h.contents.length + h.title.length;
+  meter(bytes, hits.length);
 }
 
 function toHit(rec: ChunkRecord, rank: number, f: FusedHit): SearchHit {

@@ -25,3 +25,10 @@ export interface SearchResult {
   /** With a filter: how many passages it allows (0 means the filter itself excluded everything). */
   filter_matches?: number;
 }
+
+/**
+ * Hears the bytes of each result list's passages (text and title) as they are read, before an
+ * answer is built from them: the server counts them against the answer's memory lease, and
+ * throws to refuse an answer whose passages are far larger than the corpus's average.
+ */
+export type AnswerMeter = (passageBytes: number, hits: number) => void;

@@ -66,9 +66,17 @@ export class Admission {
 
 /** Bytes an admitted answer holds until it has left the process. */
 export interface Lease {
+  /** Bytes held now: the estimate it was admitted with, or more once its passages were counted. */
   readonly bytes: number;
+  /**
+   * Counts `bytes` of the answer as its passages are read, and holds at least what was counted so
+   * far: false, holding no more, when the budget has no room for it (the answer must be refused).
+   */
+  account(bytes: number): boolean;
   /** Gives the bytes back; a second call does nothing. */
   release(): void;
+  /** The budget it is held from (what a refusal reports). */
+  readonly budget: AnswerBudget;
 }
 
 /**
@@ -82,7 +90,8 @@ export interface Lease {
  */
 export class AnswerBudget {
   private held = 0;
-  private leases = 0;
+  /** The leases held, in the order they were admitted: the first is the eldest. */
+  private readonly live = new Set<object>();
 
   constructor(readonly limitBytes: number) {}
 
@@ -90,20 +99,53 @@ export class AnswerBudget {
     return this.held;
   }
 
-  /** A lease of `bytes`, or undefined when the answers in flight leave no room for it now. */
+  /**
+   * A lease of `bytes`, or undefined when the answers in flight leave no room for it now. The
+   * estimate admits; what the passages really weigh is then counted (`Lease.account`), so a
+   * corpus whose average passage is small cannot let a hundred large ones through.
+   */
   tryReserve(bytes: number): Lease | undefined {
-    if (this.leases > 0 && this.held + bytes > this.limitBytes) return undefined;
+    if (this.live.size > 0 && this.held + bytes > this.limitBytes) return undefined;
     this.held += bytes;
-    this.leases++;
+    const key = {};
+    this.live.add(key);
     let released = false;
+    let size = bytes;
+    let counted = 0;
     return {
-      bytes,
+      budget: this,
+      get bytes() {
+        return size;
+      },
+      account: (more) => {
+        if (released) return true;
+        const want = counted + more;
+        if (want > size && !this.mayGrow(key, want - size)) return false;
+        counted = want;
+        if (want > size) {
+          this.held += want - size;
+          size = want;
+        }
+        return true;
+      },
       release: () => {
         if (released) return;
         released = true;
-        this.held -= bytes;
-        this.leases--;
+        this.held -= size;
+        this.live.delete(key);
       },
     };
+  }
+
+  /**
+   * Whether a lease may grow by `more` bytes: within the budget beside the others, or, for the
+   * eldest lease, always. Every answer but the eldest is refused once the budget is spent, so
+   * the eldest always finishes (refusing it too would leave answers larger than the budget
+   * failing for ever as each retry met another); past the budget no new answer is admitted until
+   * it has gone, and the others hold at most what they had when it crossed.
+   */
+  private mayGrow(key: object, more: number): boolean {
+    if (this.held + more <= this.limitBytes) return true;
+    return this.live.values().next().value === key;
   }
 }

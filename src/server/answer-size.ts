@@ -1,6 +1,9 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { RetrieverError } from '../errors.js';
 import { FETCH_LIMITS } from '../search/fetch.js';
 import type { Retriever } from '../search/retriever.js';
-import type { AnswerBudget } from './admission.js';
+import type { AnswerMeter } from '../search/types.js';
+import type { AnswerBudget, Lease } from './admission.js';
 import type { RetrieverSlot } from './mcp/retriever-slot.js';
 
 /** Bytes a hit holds beyond its passage: ids, title, scores, metadata. */
@@ -124,4 +127,32 @@ export function answerRefusal(budget: AnswerBudget, bytes: number): string {
 
 function mib(bytes: number): string {
   return `${(bytes / 2 ** 20).toFixed(bytes < 10 * 2 ** 20 ? 1 : 0)} MiB`;
+}
+
+/**
+ * The answer lease of the request being handled, for the work it starts: each transport runs a
+ * message's dispatch inside `answerLeases.run`, so a tool handler deep in the SDK finds the lease
+ * its request was admitted with, whichever transport and era it came by.
+ */
+export const answerLeases = new AsyncLocalStorage<Lease>();
+
+/**
+ * What counts an answer's passages against its lease as they are read, for the request being
+ * handled (undefined outside one): the peak its answer will take is their bytes, plus a hit's
+ * fields, times the transport's factor. It throws OVERLOADED (a 503, or an error result) when
+ * the budget has no room, before the answer is built.
+ */
+export function answerMeter(kind: keyof typeof PEAK_FACTOR): AnswerMeter | undefined {
+  const lease = answerLeases.getStore();
+  if (!lease) return undefined;
+  return (passageBytes, hits) => {
+    const bytes = (passageBytes + hits * PER_HIT_BYTES) * PEAK_FACTOR[kind];
+    if (lease.account(bytes)) return;
+    throw new RetrieverError(
+      'OVERLOADED',
+      `the passages found weigh ${mib(passageBytes)}, and with the answers in flight (${mib(lease.budget.heldBytes)} ` +
+        `of this server's ${mib(lease.budget.limitBytes)} answer budget) there is no room to send them: retry shortly, ` +
+        'or ask for fewer queries or a smaller top_k (--max-answer-mb sets the budget)',
+    );
+  };
 }

@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { build } from '../helpers/build.js';
 import { postJson, startHttpServer, type RunningServer } from '../helpers/http-server.js';
+import { runBin } from '../helpers/mcp.js';
 import { BIN, HAS_SHARED, makeTempDir, sharedPath } from '../helpers/paths.js';
 
 // Reliability IV (issue 47, items 5-7): answer sizes and slow readers cannot exhaust the heap, and a
@@ -46,6 +47,95 @@ async function untilAdmitted(
     await new Promise((res) => setTimeout(res, 200));
   }
 }
+
+/**
+ * Reliability V, item 2: a corpus whose average passage is small (3,000 five-word records) but whose
+ * hits can be large (100 records of about 100 KB, all holding "needle"): admitted by the average,
+ * each answer weighed 21 MB against an estimate of 2.5 MB and a 256 MB server aborted.
+ */
+describe('answer memory follows the passages returned (Reliability V, item 2)', () => {
+  const needles = join(tmp.dir, 'needles.jsonl');
+  beforeAll(() => {
+    const filler = 'word '.repeat(20_000); // about 100 KB
+    const lines = [
+      ...Array.from({ length: 3000 }, (_, i) => ({ id: `s${i}`, title: `s${i}`, text: `small record number ${i}` })),
+      ...Array.from({ length: 100 }, (_, i) => ({ id: `n${i}`, title: `n${i}`, text: `needle ${i} ${filler}` })),
+    ];
+    writeFileSync(needles, lines.map((l) => JSON.stringify(l)).join('\n'));
+    const r = runBin(BIN.build, [
+      ...['--name', 'needles', '--input', needles, '--format', 'jsonl', '--index-dir', indexDir],
+      ...['--chunk-size', '0', '--no-dense', '--quiet'],
+    ]);
+    expect(r.status, r.stderr).toBe(0);
+  });
+
+  it('eight 10-query top-100 /retrieve calls of large passages on a 256 MB heap: refused or answered, never an abort', async () => {
+    const srv = await startHttpServer(['--corpus', 'needles', '--index-dir', indexDir, '--cache-size', '0'], {
+      NODE_OPTIONS: '--max-old-space-size=256',
+    });
+    const refusals = { n: 0, retryAfter: [] as string[] };
+    try {
+      await Promise.all(
+        Array.from({ length: 8 }, async (_, c) => {
+          const queries = Array.from({ length: 10 }, (_, i) => `needle ${c} ${i}`);
+          const r = await untilAdmitted(`${srv.url}/retrieve`, { queries, topk: 100 }, {}, refusals);
+          expect(r.status, r.text.slice(0, 300)).toBe(200);
+          expect((JSON.parse(r.text) as { result: unknown[][] }).result[9]).toHaveLength(100);
+        }),
+      );
+      expect(srv.child.exitCode).toBeNull();
+      expect(srv.stderr()).not.toMatch(/heap out of memory/);
+      expect(refusals.n).toBeGreaterThan(0);
+    } finally {
+      await srv.stop();
+    }
+  }, 300_000);
+
+  it('24 MCP searches at top_k 100 at once: each answered or refused with OVERLOADED, none aborts the server', async () => {
+    const srv = await startHttpServer(['--corpus', 'needles', '--index-dir', indexDir, '--cache-size', '0'], {
+      NODE_OPTIONS: '--max-old-space-size=256',
+    });
+    const headers = {
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'search',
+    };
+    let refused = 0;
+    try {
+      await Promise.all(
+        Array.from({ length: 24 }, async (_, c) => {
+          for (;;) {
+            const call = {
+              jsonrpc: '2.0',
+              id: c,
+              method: 'tools/call',
+              params: { name: 'search', arguments: { query: `needle ${c}`, top_k: 100 }, _meta: ENVELOPE },
+            };
+            const r = await postJson(`${srv.url}/mcp`, call, headers);
+            const busy = r.status === 503 || /"isError":true/.test(r.text);
+            if (busy) {
+              expect(r.text).toMatch(/retry shortly/);
+              refused++;
+              await new Promise((res) => setTimeout(res, 200));
+              continue;
+            }
+            expect(r.status).toBe(200);
+            expect(
+              (r.json as { result: { structuredContent: { results: unknown[] } } }).result.structuredContent.results,
+            ).toHaveLength(100);
+            return;
+          }
+        }),
+      );
+      expect(srv.child.exitCode).toBeNull();
+      expect(srv.stderr()).not.toMatch(/heap out of memory/);
+      expect(refused).toBeGreaterThan(0);
+    } finally {
+      await srv.stop();
+    }
+  }, 300_000);
+});
 
 describe.skipIf(!HAS_SHARED)('answer memory', () => {
   it('eight 256-query top-100 answers at once on a 256 MB heap: admitted by size, never an abort (item 5)', async () => {

@@ -3,6 +3,7 @@ import type { Retriever } from '../../search/retriever.js';
 import { SEARCH_MODES, type SearchHit, type SearchMode, type SearchResult } from '../../search/types.js';
 import { boolLike, intLike, rejectUnknownFields } from '../field-names.js';
 import type { Guard } from '../mcp/tool-context.js';
+import { answerMeter } from '../answer-size.js';
 
 /**
  * REST endpoints compatible with the Python retrieval servers RL trainers
@@ -82,7 +83,16 @@ async function run(ctx: RestContext, o: Record<string, unknown>, queries: string
   const topK = optInt(o, topKName);
   const mode = optMode(o);
   const corpus = optCorpus(o);
-  return ctx.guard(() => ctx.retriever.searchMany(queries, { topK, mode, corpus, filter: o['filter'], topKName }));
+  return ctx.guard(() =>
+    ctx.retriever.searchMany(queries, {
+      topK,
+      mode,
+      corpus,
+      filter: o['filter'],
+      topKName,
+      meter: answerMeter('rest'),
+    }),
+  );
 }
 
 /**

@@ -14,6 +14,7 @@ import {
 } from '../schemas.js';
 import { SEARCH_MODES } from '../../../search/types.js';
 import { denseModel, describeCorpora, noMatches, readySlot, toHitOut } from '../tool-helpers.js';
+import { answerMeter } from '../../answer-size.js';
 
 export function registerBatchSearch(ctx: ToolContext): void {
   const { server, slot } = ctx;
@@ -56,6 +57,7 @@ export function registerBatchSearch(ctx: ToolContext): void {
           mode: args.mode,
           corpus: args.corpus,
           filter: args.filter,
+          meter: answerMeter('mcp'),
         }),
       );
       const first = res[0];

@@ -4,6 +4,7 @@ import type { ChunkRecord } from '../../../store/chunk-store.js';
 import { formatChunk } from '../format.js';
 import { checkToolArgs, chunkSchema, intArg, toolArgs, jsonOnce } from '../schemas.js';
 import { schemasOnce, type ToolContext } from '../tool-context.js';
+import { answerMeter } from '../../answer-size.js';
 
 export function registerFetch(ctx: ToolContext): void {
   const { server, slot } = ctx;
@@ -40,7 +41,7 @@ export function registerFetch(ctx: ToolContext): void {
     },
     async (args) => {
       checkToolArgs('fetch', args, shape);
-      const res = await ctx.guard(() => fetchChunks(slot.get(), args));
+      const res = await ctx.guard(() => fetchChunks(slot.get(), args, answerMeter('mcp')));
       const text = [
         ...res.chunks.map(formatChunk),
         ...(res.missing.length > 0 ? [`Not found: ${res.missing.join(', ')}`] : []),

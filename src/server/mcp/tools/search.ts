@@ -13,6 +13,7 @@ import {
   topKSchema,
 } from '../schemas.js';
 import { denseModel, describeCorpora, describeTopK, noMatches, readySlot, toHitOut } from '../tool-helpers.js';
+import { answerMeter } from '../../answer-size.js';
 
 export function registerSearch(ctx: ToolContext): void {
   const { server, slot } = ctx;
@@ -51,6 +52,7 @@ export function registerSearch(ctx: ToolContext): void {
           mode: args.mode,
           corpus: args.corpus,
           filter: args.filter,
+          meter: answerMeter('mcp'),
         }),
       );
       const content =

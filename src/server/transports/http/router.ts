@@ -4,8 +4,8 @@ import type { Retriever } from '../../../search/retriever.js';
 import { SEARCH_MODES } from '../../../search/types.js';
 import { describeError, describeValue } from '../../../errors.js';
 import type { Logger } from '../../../util/log.js';
-import type { Admission } from '../../admission.js';
-import { answerRefusal, type AnswerGate } from '../../answer-size.js';
+import type { Admission, Lease } from '../../admission.js';
+import { answerLeases, answerRefusal, type AnswerGate } from '../../answer-size.js';
 import { readableId, type RequestId } from '../../mcp/wire-rules.js';
 import { limitConnections, type ConnectionLimits, type ConnectionStats } from './connections.js';
 import {
@@ -280,9 +280,10 @@ async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Pro
   if (restHandler) {
     if (req.method !== 'POST') throw new HttpError('METHOD_NOT_ALLOWED', `use POST ${path} with a JSON body`);
     app.metrics.stage.observe((performance.now() - x.started) / 1000, { stage: 'read' });
-    if (!admitAnswer(app, x, app.answers.sizer.rest(path, body))) return;
+    const lease = admitAnswer(app, x, app.answers.sizer.rest(path, body));
+    if (lease === false) return;
     x.mode = modeLabel(body);
-    const { body: result, scoreKind } = await restHandler(app.rest() as RestContext, body);
+    const { body: result, scoreKind } = await withLease(lease, () => restHandler(app.rest() as RestContext, body));
     const answered = performance.now();
     res.once('finish', () => app.metrics.stage.observe((performance.now() - answered) / 1000, { stage: 'write' }));
     res.setHeader('x-score-kind', scoreKind);
@@ -298,31 +299,35 @@ async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Pro
   }
   if (req.method === 'GET') endWithClient(req, res);
   const messages = Array.isArray(body) ? body : [body];
-  if (
-    !admitAnswer(
-      app,
-      x,
-      messages.reduce((n: number, m) => n + app.answers.sizer.mcp(m), 0),
-    )
-  )
-    return;
-  await app.mcp()?.handleMcp(req, res, body);
+  const lease = admitAnswer(
+    app,
+    x,
+    messages.reduce((n: number, m) => n + app.answers.sizer.mcp(m), 0),
+  );
+  if (lease === false) return;
+  await withLease(lease, async () => app.mcp()?.handleMcp(req, res, body));
+}
+
+/** Runs a request's work where its answer lease is found (answerLeases), when it holds one. */
+function withLease<T>(lease: Lease | undefined, work: () => Promise<T>): Promise<T> {
+  return lease ? answerLeases.run(lease, work) : work();
 }
 
 /**
  * Holds `bytes` of the answer budget until the answer has been sent (or the
  * client has gone), or refuses the request with 503 when the answers in
- * flight leave no room: returns whether it was admitted.
+ * flight leave no room: the lease (undefined when the request holds no
+ * answer), or false when it was refused.
  */
-function admitAnswer(app: RouterContext, x: Exchange, bytes: number): boolean {
-  if (bytes === 0) return true;
+function admitAnswer(app: RouterContext, x: Exchange, bytes: number): Lease | undefined | false {
+  if (bytes === 0) return undefined;
   const lease = app.answers.budget.tryReserve(bytes);
   if (!lease) {
     x.fail('OVERLOADED', answerRefusal(app.answers.budget, bytes));
     return false;
   }
   x.res.once('close', lease.release);
-  return true;
+  return lease;
 }
 
 /**

@@ -12,7 +12,7 @@ import {
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Lease } from '../../admission.js';
-import { answerRefusal, type AnswerGate } from '../../answer-size.js';
+import { answerLeases, answerRefusal, type AnswerGate } from '../../answer-size.js';
 import {
   hasEnvelopeClaim,
   in2025Codes,
@@ -89,8 +89,9 @@ export class SseTransport implements Transport {
       return;
     }
     const bytes = answers.sizer.mcp(message);
+    let lease: Lease | undefined;
     if (bytes > 0 && id !== null) {
-      const lease = answers.budget.tryReserve(bytes);
+      lease = answers.budget.tryReserve(bytes);
       if (!lease) {
         sendRpcRefusal(res, 'OVERLOADED', answerRefusal(answers.budget, bytes), { id });
         return;
@@ -99,7 +100,8 @@ export class SseTransport implements Transport {
       this.leases.set(id, lease);
     }
     res.writeHead(202, { 'content-type': 'text/plain' }).end('Accepted');
-    this.onmessage?.(message);
+    if (lease) answerLeases.run(lease, () => this.onmessage?.(message));
+    else this.onmessage?.(message);
   }
 
   async send(message: JSONRPCMessage): Promise<void> {

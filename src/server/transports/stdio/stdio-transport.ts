@@ -1,6 +1,7 @@
 import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import type { Readable, Writable } from 'node:stream';
 import type { Lease } from '../../admission.js';
+import { answerLeases } from '../../answer-size.js';
 import {
   batchRefusal,
   hasEnvelopeClaim,
@@ -235,9 +236,10 @@ export class StdioTransport implements Transport {
     while (this.waiting.length > 0 && !this.closed) {
       const next = this.waiting[0] as JSONRPCMessage;
       const id = 'method' in next && 'id' in next ? (next.id as RequestId) : undefined;
+      let lease: Lease | undefined;
       if (id !== undefined) {
         if (this.pending >= this.opts.maxPending) break;
-        const lease = this.opts.answerLease?.(next);
+        lease = this.opts.answerLease?.(next);
         if (this.opts.answerLease && !lease) break;
         if (lease) this.leases.set(id, lease);
         if ((next as { method: string }).method === 'resources/read' && !hasEnvelopeClaim(next))
@@ -245,7 +247,8 @@ export class StdioTransport implements Transport {
         this.pending++;
       }
       this.waiting.shift();
-      this.onmessage?.(next);
+      if (lease) answerLeases.run(lease, () => this.onmessage?.(next));
+      else this.onmessage?.(next);
     }
     // read no further than one window of requests ahead
     if (this.waiting.length >= this.opts.maxPending) this.stdin.pause();
