@@ -454,12 +454,15 @@ async function loadChunks(
   let empty = 0;
   let firstEmpty = '';
   const skipped: NonNullable<IngestResult['skipped']> = { count: 0, files: [] };
+  let passedOver: Record<string, number> = {};
   const batches = readCorpusBatches(opts.format, input.path, {
     hash,
     ...(opts.folder ? { folder: opts.folder } : {}),
     onSkipped: (s) => {
       if (skipped.count++ < MAX_SKIPPED_LISTED) skipped.files.push({ path: s.rel, reason: s.reason });
     },
+    onPassedOver: (byExtension) => (passedOver = byExtension),
+    ...(opts.signal ? { signal: opts.signal } : {}),
     onProgress: (p) => (bytesRead = p.bytesRead),
     onMissingId: (where) => {
       if (missingIds++ === 0) firstMissing = where;
@@ -520,6 +523,16 @@ async function loadChunks(
     );
   }
   if (skipped.count > 0) reportSkipped(opts.log, skipped);
+  const others = Object.entries(passedOver).sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1));
+  if (others.length > 0) {
+    const n = others.reduce((t, [, c]) => t + c, 0);
+    opts.log.info(
+      `${formatCount(n)} file(s) of other kinds were passed over (${others
+        .slice(0, 8)
+        .map(([ext, c]) => `${ext} ${c}`)
+        .join(', ')}${others.length > 8 ? ', …' : ''}); --include reads them as text`,
+    );
+  }
   if (writer.chunkCount === 0) {
     throw new RetrieverError(
       'BAD_INPUT',

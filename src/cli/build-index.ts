@@ -405,7 +405,13 @@ export function buildCommand(argv: string[], prog: string): CommandModule {
         const code = sig === 'SIGINT' ? 130 : 143;
         if (stop.signal.aborted) {
           process.stderr.write(`\n${PROG}: ${sig} again: exiting now\n`);
-          process.exit(code);
+          // the signal's own default action ends the process at once: process.exit() waits for
+          // libuv's threads, and one blocked in open() on a FIFO kept it alive for good
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+          process.kill(process.pid, sig);
+          setTimeout(() => process.exit(code), 1000).unref();
+          return;
         }
         process.exitCode = code;
         process.stderr.write(`\n${PROG}: ${sig}: stopping after the current step (send it again to exit at once)…\n`);

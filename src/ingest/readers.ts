@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto';
 import { statSync } from 'node:fs';
 import { describeFolder, readFolderBatches } from './files/read-folder.js';
 import { splitTitleLine } from './title-line.js';
+import { capTitle } from './title.js';
 import { DEFAULT_FOLDER, type FolderOptions } from './files/walk.js';
 
 /**
@@ -48,6 +49,8 @@ export function readCorpusBatches(
         ...(opts.folder ?? DEFAULT_FOLDER),
         ...(opts.hash ? { hash: opts.hash } : {}),
         ...(opts.onSkipped ? { onSkipped: opts.onSkipped } : {}),
+        ...(opts.onPassedOver ? { onPassedOver: opts.onPassedOver } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
         onProgress: (bytesRead) => opts.onProgress?.({ bytesRead, totalBytes: 0 }),
       });
   }
@@ -265,11 +268,13 @@ export function fromGraphrag(rec: Record<string, unknown>, where: string): Sourc
 /**
  * The one rule for lone surrogates (`\ud800` escapes, legal JSON and common in
  * scraped text): each becomes U+FFFD, in the id, title and text alike, before
- * anything is chunked or stored. SQLite would otherwise store each as three
+ * anything is chunked or stored; and the title is capped (title.ts). SQLite would otherwise store each as three
  * U+FFFD, so a hit's id could not be fetched back and `body_start` pointed
  * into the title line. One code unit for one keeps every offset valid.
  */
-function wellFormed(doc: SourceDocument, where: string, opts: ReadOptions): SourceDocument {
+function wellFormed(read: SourceDocument, where: string, opts: ReadOptions): SourceDocument {
+  const title = capTitle(read.title);
+  const doc = title === read.title ? read : { ...read, title };
   const v = doc.verbatim;
   const ok = (s: string): boolean => (s as unknown as WellFormedString).isWellFormed();
   if (ok(doc.id) && ok(doc.title) && ok(doc.text) && (!v || ok(v.contents))) return doc;

@@ -40,4 +40,8 @@ export interface ReadOptions {
   folder?: FolderOptions;
   /** The `files` format: a file that was not indexed, and why. */
   onSkipped?: (s: Skipped) => void;
+  /** The `files` format: files of kinds it does not read, counted by extension. */
+  onPassedOver?: (byExtension: Record<string, number>) => void;
+  /** The `files` format: a stop, heard between files and inside a PDF. */
+  signal?: AbortSignal;
 }

@@ -122,7 +122,8 @@ describe('answer memory follows the passages returned (Reliability V, item 2)', 
             }
             expect(r.status).toBe(200);
             expect(
-              (r.json as { result: { structuredContent: { results: unknown[] } } }).result.structuredContent.results,
+              (r.json as unknown as { result: { structuredContent: { results: unknown[] } } }).result.structuredContent
+                .results,
             ).toHaveLength(100);
             return;
           }

@@ -1,4 +1,5 @@
 import { Parser } from 'htmlparser2';
+import { capTitle, MAX_TITLE_CHARS } from '../title.js';
 import type { ExtractedText } from './markdown.js';
 
 /** Elements whose text is not prose a reader sees. */
@@ -33,6 +34,16 @@ const CELL = new Set(['td', 'th']);
 const HEADING = /^h([1-6])$/;
 
 /**
+ * Elements open at once, at most: real pages nest a few dozen deep. htmlparser2 keeps its open
+ * elements in an array it shifts and unshifts at the front, so each level costs the depth:
+ * 200,000 nested `<div>` took 40 s. A file past it is skipped and named.
+ */
+export const MAX_HTML_DEPTH = 1000;
+
+/** An HTML file that cannot be read within the bounds above. */
+export class HtmlTooDeep extends Error {}
+
+/**
  * HTML as the text a reader sees: scripts, styles and the head's other
  * contents dropped, block elements ending paragraphs, headings starting
  * sections, whitespace collapsed as a browser does outside `<pre>`. The title
@@ -44,6 +55,7 @@ export function extractHtml(source: string): ExtractedText {
   const sections: number[] = [];
   let hidden = 0;
   let pre = 0;
+  let depth = 0;
   let titleText: string | undefined;
   let inTitle = false;
   let heading: { level: number; start: number } | undefined;
@@ -67,12 +79,14 @@ export function extractHtml(source: string): ExtractedText {
     }
     out.push(s);
     len += s.length;
-    const trail = /\n*$/.exec(s)?.[0].length ?? 0;
+    const trail = trailingNewlines(s);
     newlines = trail === s.length ? newlines + trail : trail;
   };
   const parser = new Parser(
     {
       onopentag(name) {
+        if (++depth > MAX_HTML_DEPTH)
+          throw new HtmlTooDeep(`nests elements more than ${MAX_HTML_DEPTH} deep: not a page a reader sees`);
         if (name === 'title') inTitle = true;
         if (HIDDEN.has(name)) hidden++;
         if (hidden > 0) return;
@@ -87,7 +101,8 @@ export function extractHtml(source: string): ExtractedText {
         else if (CELL.has(name)) emit(' ');
       },
       ontext(data) {
-        if (inTitle) titleText = (titleText ?? '') + data;
+        // an unclosed <title> runs to the end of the file: keep what a title can use
+        if (inTitle && (titleText?.length ?? 0) < MAX_TITLE_CHARS * 4) titleText = (titleText ?? '') + data;
         if (hidden > 0) return;
         if (pre > 0) {
           emit(data);
@@ -100,6 +115,7 @@ export function extractHtml(source: string): ExtractedText {
         });
       },
       onclosetag(name) {
+        depth = Math.max(0, depth - 1);
         if (name === 'title') inTitle = false;
         if (HIDDEN.has(name)) {
           hidden = Math.max(0, hidden - 1);
@@ -108,7 +124,7 @@ export function extractHtml(source: string): ExtractedText {
         if (hidden > 0) return;
         if (name === 'pre') pre = Math.max(0, pre - 1);
         if (heading && HEADING.test(name)) {
-          if (heading.level === 1 && h1 === undefined) h1 = text().slice(heading.start).trim();
+          if (heading.level === 1 && h1 === undefined) h1 = capTitle(text().slice(heading.start).trim());
           heading = undefined;
           breakLine(2);
         } else if (BLOCK.has(name)) breakLine(2);
@@ -119,7 +135,14 @@ export function extractHtml(source: string): ExtractedText {
   );
   parser.write(source);
   parser.end();
-  const body = text().replace(/\s+$/, '');
-  const title = (titleText ?? '').replace(/\s+/g, ' ').trim() || h1;
+  const body = text().trimEnd();
+  const title = capTitle((titleText ?? '').replace(/\s+/g, ' ').trim()) || h1;
   return { ...(title ? { title } : {}), text: body, sections: sections.filter((s) => s < body.length) };
+}
+
+/** How many newlines `s` ends with (a `\n*$` regex rescans each run of newlines from every start). */
+function trailingNewlines(s: string): number {
+  let n = 0;
+  while (n < s.length && s.charCodeAt(s.length - 1 - n) === 10) n++;
+  return n;
 }

@@ -1,3 +1,4 @@
+import { capTitle } from '../title.js';
 import type { ExtractedText } from './markdown.js';
 
 /**
@@ -63,9 +64,44 @@ export async function extractPdf(bytes: Uint8Array): Promise<ExtractedText> {
     }
     const meta = await doc.getMetadata().catch(() => undefined);
     const info = (meta?.info ?? {}) as { Title?: unknown };
-    const title = typeof info.Title === 'string' ? info.Title.trim() : '';
+    const title = capTitle(typeof info.Title === 'string' ? info.Title.trim() : '') || (await firstPageHeading(doc));
     return { ...(title ? { title } : {}), text, sections: [], pages };
   } finally {
     await doc.destroy();
   }
+}
+
+/**
+ * The heading of a PDF's first page, for one whose /Title is empty (most exported papers and
+ * reports): the run of text set in the largest type among the page's top lines.
+ */
+async function firstPageHeading(doc: { numPages: number; getPage(n: number): Promise<PdfPage> }): Promise<string> {
+  if (doc.numPages < 1) return '';
+  const page = await doc.getPage(1);
+  const { items } = await page.getTextContent();
+  page.cleanup();
+  const lines = items
+    .filter((i): i is PdfTextItem => 'str' in i && i.str.trim() !== '')
+    .slice(0, 60)
+    .map((i) => ({ str: i.str, size: Math.abs(i.transform[3] ?? 0) || i.height }));
+  if (lines.length === 0) return '';
+  const top = Math.max(...lines.map((l) => l.size));
+  // a heading stands out from the body; a page in one size has none to tell
+  if (top <= Math.min(...lines.map((l) => l.size)) * 1.15) return '';
+  const first = lines.findIndex((l) => l.size >= top * 0.95);
+  let text = '';
+  for (let i = first; i < lines.length && (lines[i] as { size: number }).size >= top * 0.95; i++)
+    text += `${(lines[i] as { str: string }).str} `;
+  return capTitle(text.replace(/\s+/g, ' ').trim());
+}
+
+interface PdfTextItem {
+  str: string;
+  transform: number[];
+  height: number;
+}
+
+interface PdfPage {
+  getTextContent(): Promise<{ items: Array<PdfTextItem | object> }>;
+  cleanup(): void;
 }

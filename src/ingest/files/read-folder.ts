@@ -4,9 +4,12 @@ import { basename } from 'node:path';
 import { TextDecoder } from 'node:util';
 import type { Metadata } from '../../store/chunk-store.js';
 import type { SourceDocument } from '../types.js';
-import { extractHtml } from './html.js';
+import { capTitle } from '../title.js';
+import { openedInside, realRoot } from './contained.js';
+import { extractHtml, HtmlTooDeep } from './html.js';
 import { extractMarkdown, type ExtractedText } from './markdown.js';
-import { extractPdf, PdfTextError } from './pdf.js';
+import { PdfTextError } from './pdf.js';
+import { PdfRunner, type PdfLimits } from './pdf-runner.js';
 import { listFolder, type FolderEntry, type FolderOptions, type Skipped } from './walk.js';
 
 export interface FolderReadOptions extends FolderOptions {
@@ -15,6 +18,12 @@ export interface FolderReadOptions extends FolderOptions {
   hash?: { update(data: Uint8Array): unknown };
   /** A file that was not indexed, with why. */
   onSkipped?: (s: Skipped) => void;
+  /** Files of kinds a folder corpus does not read, counted by extension. */
+  onPassedOver?: (byExtension: Record<string, number>) => void;
+  /** Stops a build between files, and inside a PDF. */
+  signal?: AbortSignal;
+  /** How long and how much memory a PDF may take (tests lower them). */
+  pdfLimits?: PdfLimits;
 }
 
 /** Documents per batch handed to the ingest loop. */
@@ -23,27 +32,35 @@ const BATCH = 64;
 /**
  * A folder of Markdown, HTML, PDF and text as documents: the id is the
  * path relative to the folder, the title the document's own (first heading,
- * `<title>`, PDF title) or else the file name, the date the file's
- * modification time, the source the top-level folder (the folder's own name
- * for files at its root). A file that cannot be read is reported through
- * onSkipped and the build goes on.
+ * `<title>`, PDF title or first page heading, a text file's first line) or
+ * else the file name, the date the file's modification time, the source the
+ * top-level folder (the folder's own name for files at its root). A file
+ * that cannot be read is reported through onSkipped and the build goes on.
  */
 export async function* readFolderBatches(root: string, opts: FolderReadOptions): AsyncGenerator<SourceDocument[]> {
-  const { entries, skipped } = listFolder(root, opts);
+  const { entries, skipped, passedOver } = listFolder(root, opts);
   for (const s of skipped) opts.onSkipped?.(s);
-  let batch: SourceDocument[] = [];
-  let bytesRead = 0;
-  for (const e of entries) {
-    const doc = await readEntry(root, e, opts);
-    bytesRead += e.bytes;
-    opts.onProgress?.(bytesRead);
-    if (doc) batch.push(doc);
-    if (batch.length === BATCH) {
-      yield batch;
-      batch = [];
+  opts.onPassedOver?.(passedOver);
+  const inside = realRoot(root);
+  const pdfs = new PdfRunner(opts.pdfLimits);
+  try {
+    let batch: SourceDocument[] = [];
+    let bytesRead = 0;
+    for (const e of entries) {
+      opts.signal?.throwIfAborted();
+      const doc = await readEntry(root, inside, e, opts, pdfs);
+      bytesRead += e.bytes;
+      opts.onProgress?.(bytesRead);
+      if (doc) batch.push(doc);
+      if (batch.length === BATCH) {
+        yield batch;
+        batch = [];
+      }
     }
+    if (batch.length > 0) yield batch;
+  } finally {
+    pdfs.close();
   }
-  if (batch.length > 0) yield batch;
 }
 
 /**
@@ -59,14 +76,20 @@ export function describeFolder(root: string, opts: FolderOptions): { bytes: numb
   };
 }
 
-async function readEntry(root: string, e: FolderEntry, opts: FolderReadOptions): Promise<SourceDocument | undefined> {
+async function readEntry(
+  root: string,
+  inside: Buffer,
+  e: FolderEntry,
+  opts: FolderReadOptions,
+  pdfs: PdfRunner,
+): Promise<SourceDocument | undefined> {
   const skip = (reason: string): undefined => {
     opts.onSkipped?.({ rel: e.rel, reason });
     return undefined;
   };
   let bytes: Uint8Array;
   try {
-    bytes = await readRegular(e.abs, opts.maxFileBytes);
+    bytes = await readRegular(e.abs, opts.maxFileBytes, inside);
   } catch (err) {
     return skip(`cannot read it (${(err as Error).message})`);
   }
@@ -74,9 +97,10 @@ async function readEntry(root: string, e: FolderEntry, opts: FolderReadOptions):
   opts.hash?.update(bytes);
   let x: ExtractedText;
   try {
-    x = await extract(e, bytes);
+    x = await extract(e, bytes, pdfs, opts.signal);
   } catch (err) {
-    if (err instanceof PdfTextError || err instanceof NotText) return skip(err.message);
+    if (opts.signal?.aborted) throw err;
+    if (err instanceof PdfTextError || err instanceof NotText || err instanceof HtmlTooDeep) return skip(err.message);
     return skip(`cannot extract its text (${(err as Error).message})`);
   }
   if (x.text.trim() === '') return skip('no text');
@@ -84,7 +108,7 @@ async function readEntry(root: string, e: FolderEntry, opts: FolderReadOptions):
     source: topFolder(root, e.rel),
     published_at: new Date(e.mtimeMs).toISOString(),
     path: e.rel,
-    type: e.kind,
+    type: e.kind === 'sniff' ? 'text' : e.kind,
   };
   return {
     id: e.rel,
@@ -95,18 +119,34 @@ async function readEntry(root: string, e: FolderEntry, opts: FolderReadOptions):
   };
 }
 
-async function extract(e: FolderEntry, bytes: Uint8Array): Promise<ExtractedText> {
-  if (e.kind === 'pdf') return extractPdf(bytes);
+async function extract(
+  e: FolderEntry,
+  bytes: Uint8Array,
+  pdfs: PdfRunner,
+  signal?: AbortSignal,
+): Promise<ExtractedText> {
+  if (e.kind === 'pdf') return pdfs.extract(bytes, signal);
+  if (e.kind === 'sniff' && !looksLikeText(bytes))
+    throw new NotText('not text (a binary file with no known extension)');
   const text = decodeText(bytes);
   if (e.kind === 'markdown') return extractMarkdown(text);
   if (e.kind === 'html') return extractHtml(text);
-  return {
-    text: text
-      .replace(/^\uFEFF/, '')
-      .replace(/\r\n?/g, '\n')
-      .trimEnd(),
-    sections: [],
-  };
+  return plainText(text, e.kind === 'text');
+}
+
+/**
+ * Plain text. A text file's title is its first line, when that line reads as one (short, with a
+ * letter in it); a file with no extension (LICENSE, Makefile) is better named by its name.
+ */
+function plainText(source: string, firstLineTitle: boolean): ExtractedText {
+  const text = source
+    .replace(/^\uFEFF/, '')
+    .replace(/\r\n?/g, '\n')
+    .trimEnd();
+  const nl = text.indexOf('\n');
+  const first = (nl < 0 ? text : text.slice(0, nl)).trim();
+  const title = firstLineTitle && first.length <= 200 && /\p{L}/u.test(first) && nl >= 0 ? capTitle(first) : undefined;
+  return { ...(title ? { title } : {}), text, sections: [] };
 }
 
 class NotText extends Error {}
@@ -121,13 +161,32 @@ function decodeText(bytes: Uint8Array): string {
   }
 }
 
-/** Reads a file that must still be regular and within the limit when opened (it may have changed since listed). */
-async function readRegular(path: string, max: number): Promise<Uint8Array> {
-  // O_NOFOLLOW: a file swapped for a symlink since it was listed is not followed out of the folder
-  const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW);
+/**
+ * Whether a file with no extension is text: no NUL byte and few control characters in its first
+ * 8 KB (a file's own words decide, as `file` and git do; LICENSE, Makefile and TODO are text).
+ */
+function looksLikeText(bytes: Uint8Array): boolean {
+  const head = bytes.subarray(0, 8192);
+  let control = 0;
+  for (const b of head) {
+    if (b === 0) return false;
+    if (b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0d && b !== 0x0c && b !== 0x1b) control++;
+  }
+  return control <= head.length / 100;
+}
+
+/**
+ * Reads a file that must still be a regular file inside the folder, within the limit, when opened
+ * (it may have changed since it was listed): opened without following a final symlink and without
+ * blocking (a FIFO swapped in is refused, not waited on: its open blocked a build for good), and
+ * checked on the descriptor to be inside the folder (contained.ts).
+ */
+async function readRegular(path: Buffer, max: number, inside: Buffer): Promise<Uint8Array> {
+  const fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
     const st = await fh.stat();
     if (!st.isFile()) throw new Error('no longer a regular file');
+    if (!openedInside(fh.fd, path, inside)) throw new Error('it now leads outside the folder');
     if (st.size > max) throw new Error(`grew to ${st.size} bytes, over the limit`);
     return await fh.readFile();
   } finally {
