@@ -12,6 +12,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const ENGINE_TESTS = ['test/e2e/engine-backend.test.ts'];
 
 const STRESS_TESTS = [
+  'test/e2e/mixed-load.test.ts',
   'test/e2e/answer-memory.test.ts',
   'test/e2e/mcp-long-session.test.ts',
   'test/e2e/stdio-limits.test.ts',

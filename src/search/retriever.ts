@@ -296,6 +296,11 @@ export class Retriever {
     return this.turns.run(work);
   }
 
+  /** Starts a new request's handling in its turn, after the steps of those already started (TurnQueue.admit). */
+  admitInTurn<T extends object | string | number | boolean | null | undefined>(work: () => T): Promise<T> {
+    return this.turns.admit(work);
+  }
+
   /** Query vectors from a corpus's query encoder (e.g. for `eval --ann-recall`). */
   embedQueries(corpusName: string, texts: string[]): Promise<Float32Array[]> {
     return this.embed(this.corpus(corpusName), texts);

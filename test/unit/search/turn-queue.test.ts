@@ -38,4 +38,20 @@ describe('TurnQueue', () => {
     await expect(bad).rejects.toThrow('boom');
     expect(await good).toBe(7);
   });
+
+  it("gives a started request's steps their turns before new requests start (two lanes)", async () => {
+    const q = new TurnQueue();
+    const order: string[] = [];
+    const started = q.admit(() => {
+      order.push('start A');
+      // A's next step is queued while B and C wait to start
+      return { next: q.run(() => order.push('A step 2')) };
+    });
+    const b = q.admit(() => order.push('start B'));
+    const c = q.admit(() => order.push('start C'));
+    await (await started).next;
+    await Promise.all([b, c]);
+    expect(order).toEqual(['start A', 'A step 2', 'start B', 'start C']);
+  });
 });
+

@@ -283,7 +283,9 @@ async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Pro
     const lease = admitAnswer(app, x, app.answers.sizer.rest(path, body));
     if (lease === false) return;
     x.mode = modeLabel(body);
-    const { body: result, scoreKind } = await withLease(lease, () => restHandler(app.rest() as RestContext, body));
+    const { body: result, scoreKind } = await withLease(lease, () =>
+      inTurn(app, () => restHandler(app.rest() as RestContext, body)),
+    );
     const answered = performance.now();
     res.once('finish', () => app.metrics.stage.observe((performance.now() - answered) / 1000, { stage: 'write' }));
     res.setHeader('x-score-kind', scoreKind);
@@ -294,7 +296,7 @@ async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Pro
   }
   if (path === '/messages') {
     if (req.method !== 'POST') throw new HttpError('METHOD_NOT_ALLOWED', 'use POST /messages?sessionId=…');
-    await app.mcp()?.handleSseMessage(req, res, body);
+    await inTurn(app, async () => app.mcp()?.handleSseMessage(req, res, body));
     return;
   }
   if (req.method === 'GET') endWithClient(req, res);
@@ -305,7 +307,22 @@ async function dispatch(app: RouterContext, opts: HttpOptions, x: Exchange): Pro
     messages.reduce((n: number, m) => n + app.answers.sizer.mcp(m), 0),
   );
   if (lease === false) return;
-  await withLease(lease, async () => app.mcp()?.handleMcp(req, res, body));
+  await withLease(lease, () => inTurn(app, async () => app.mcp()?.handleMcp(req, res, body)));
+}
+
+/**
+ * Starts a request's handling (an MCP message's, a REST search's) in a turn of the retriever's
+ * queue (TurnQueue), where the searches' steps take theirs: the SDK's work on a call (a transport, schema checks, the answer's
+ * validation and JSON) is a millisecond or more, and done as each request arrived it ran
+ * unbounded between two turns, so under 128 clients calling `fetch` a search waited a whole round
+ * of them for each of its steps (128 /retrieve clients made one call each in 15 s). In its turn,
+ * every request's work waits in one line, first come first served.
+ */
+async function inTurn<T>(app: RouterContext, start: () => Promise<T>): Promise<T> {
+  const r = app.retriever();
+  if (!r) return start();
+  const { started } = await r.admitInTurn(() => ({ started: start() }));
+  return started;
 }
 
 /** Runs a request's work where its answer lease is found (answerLeases), when it holds one. */
