@@ -81,22 +81,51 @@ export function querySchema(maxChars: number) {
     .refine((q) => q.trim() !== '', { message: 'query is empty: send the words to search for' });
 }
 
+/**
+ * An optional argument that also takes `null` as absent, in its JSON Schema (a member `{"type":
+ * "null"}` beside its own) and in validation (handlers see undefined). Frameworks send null for
+ * every optional field they do not set (mcp-use's LangChain adapter, on every call), and a strict
+ * schema conversion (OpenAI Agents' `convert_schemas_to_strict`) makes every property required, so
+ * null is the only way such a client can leave one out. A union's members stay one flat `anyOf`.
+ */
+export function optionalArg<T extends z.ZodType>(schema: T) {
+  const described = schema.description;
+  // said once, on the argument: not again on the member its schema now is (each is sent to the
+  // model with every tool list)
+  if (described !== undefined) z.globalRegistry.remove(schema);
+  // a union gains a member, so its anyOf stays flat; anything else is made nullable, so its own
+  // errors keep their messages and paths (jsonOnce writes a nullable string's list of types as anyOf)
+  const nullable =
+    schema instanceof z.ZodUnion
+      ? z.union([...(schema.options as readonly z.ZodType[]), z.null()] as unknown as [z.ZodType, z.ZodType])
+      : schema.nullable();
+  const out = nullable.optional().transform((v: unknown) => (v === null ? undefined : v) as z.output<T> | undefined);
+  return described !== undefined ? out.describe(described) : out;
+}
+
 /** A fresh schema per field: a shared instance is written as a $ref, which some hosts' function calling rejects. */
 const stringOrList = () => z.union([z.string(), z.array(z.string()).min(1).max(100)]);
 
 /** Metadata filter, applied inside both arms before top-k (see the tool description). */
 export const filterSchema = z
   .object({
-    source: stringOrList().optional().describe('publisher(s), e.g. "TechCrunch" (case-insensitive)'),
-    category: stringOrList().optional().describe('category or categories, e.g. "technology"'),
-    published_after: z
-      .string()
-      .optional()
-      .describe('only documents published on or after this date (YYYY-MM-DD or ISO time)'),
-    published_before: z.string().optional().describe('only documents published on or before this date'),
-    doc_id: stringOrList().optional().describe('only these document ids'),
+    source: optionalArg(stringOrList()).describe('publisher(s), e.g. "TechCrunch" (case-insensitive)'),
+    category: optionalArg(stringOrList()).describe('category or categories, e.g. "technology"'),
+    published_after: optionalArg(z.string()).describe(
+      'only documents published on or after this date (YYYY-MM-DD or ISO time)',
+    ),
+    published_before: optionalArg(z.string()).describe('only documents published on or before this date'),
+    doc_id: optionalArg(stringOrList()).describe('only these document ids'),
   })
   .strict();
+
+/** `filter` as the search tools take it: optional, null as absent, described for the model. */
+export function filterArg() {
+  return optionalArg(filterSchema).describe(
+    'narrows the search before ranking, inside both arms: only passages whose documents match every field given ' +
+      '(source, category, published_after, published_before, doc_id)',
+  );
+}
 
 export const FILTER_HELP =
   ' Optional `filter` narrows the search before ranking: {source, category, published_after, published_before, doc_id}' +
@@ -109,6 +138,7 @@ type JsonSchemaFn = (options: { target: string; libraryOptions?: Record<string, 
  * a tool's input and output schemas on every request, and stateless serving
  * makes a server (so a tool) a request; the conversion was 16% of the
  * server's CPU in the verl pattern (bench mcp-eras). Validation is zod's own.
+ * A list of types (zod's form of a nullable string) is written as an anyOf.
  */
 export function jsonOnce<T extends StandardSchemaWithJSON>(schema: T): T {
   const std = schema['~standard'];
@@ -117,7 +147,7 @@ export function jsonOnce<T extends StandardSchemaWithJSON>(schema: T): T {
     return (options) => {
       const key = JSON.stringify(options);
       let out = cache.get(key);
-      if (!out) cache.set(key, (out = convert(options)));
+      if (!out) cache.set(key, (out = singleTypes(convert(options))));
       // a copy each time: a caller that edits what it gets cannot change the next one's
       return structuredClone(out);
     };
@@ -126,4 +156,30 @@ export function jsonOnce<T extends StandardSchemaWithJSON>(schema: T): T {
   return {
     '~standard': { ...std, jsonSchema: { input: memo(json.input), output: memo(json.output) } },
   } as unknown as T;
+}
+
+/** Keywords that describe a property as a whole, kept beside an anyOf; the rest go to its typed member. */
+const WHOLE = new Set(['description', 'title', 'default', 'examples', '$schema']);
+
+/**
+ * The schema with each `type: [a, "null"]` written as `anyOf: [{type: a, …}, {type: "null"}]`:
+ * Gemini's function declarations take a single type per schema (anyOf is theirs to read).
+ */
+function singleTypes(schema: Record<string, unknown>): Record<string, unknown> {
+  const walk = (v: unknown): unknown => {
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v !== 'object' || v === null) return v;
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) o[k] = walk(x);
+    if (!Array.isArray(o['type'])) return o;
+    const whole: Record<string, unknown> = {};
+    const own: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(o)) if (k !== 'type') (WHOLE.has(k) ? whole : own)[k] = x;
+    const types = o['type'] as string[];
+    return {
+      ...whole,
+      anyOf: types.map((t) => (t === 'null' ? { type: 'null' } : { type: t, ...own })),
+    };
+  };
+  return walk(schema) as Record<string, unknown>;
 }

@@ -4,7 +4,8 @@ import { formatHit } from '../format.js';
 import { chunkLink } from '../resources/chunks.js';
 import {
   checkToolArgs,
-  filterSchema,
+  filterArg,
+  optionalArg,
   hitSchema,
   modeSchema,
   querySchema,
@@ -23,10 +24,10 @@ export function registerBatchSearch(ctx: ToolContext): void {
   const { shape, input, output } = schemasOnce(ctx, `batch_search ${model} ${ctx.maxBatchQueries}`, () => {
     const shape = {
       queries: z.array(querySchema(o.maxQueryChars)).min(1).max(ctx.maxBatchQueries).describe('the queries'),
-      top_k: topKSchema(o.maxTopK).optional(),
-      mode: modeSchema(model).optional(),
-      filter: filterSchema.optional(),
-      corpus: z.string().optional(),
+      top_k: optionalArg(topKSchema(o.maxTopK)),
+      mode: optionalArg(modeSchema(model)),
+      filter: filterArg(),
+      corpus: optionalArg(z.string().describe(`which corpus (default ${slot.names[0]})`)),
     };
     const output = jsonOnce(
       z.object({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { FETCH_LIMITS, fetchChunks } from '../../../search/fetch.js';
 import type { ChunkRecord } from '../../../store/chunk-store.js';
 import { formatChunk } from '../format.js';
-import { checkToolArgs, chunkSchema, intArg, toolArgs, jsonOnce } from '../schemas.js';
+import { checkToolArgs, chunkSchema, intArg, jsonOnce, optionalArg, toolArgs } from '../schemas.js';
 import { schemasOnce, type ToolContext } from '../tool-context.js';
 import { answerMeter } from '../../answer-size.js';
 
@@ -10,12 +10,26 @@ export function registerFetch(ctx: ToolContext): void {
   const { server, slot } = ctx;
   const { shape, input, output } = schemasOnce(ctx, 'fetch', () => {
     const shape = {
-      ids: z.array(z.string().max(1024)).min(1).max(FETCH_LIMITS.maxIds).optional(),
-      id: z.string().max(1024).optional(),
-      doc_id: z.string().max(1024).optional(),
-      around: intArg(z.number().int().min(0).max(FETCH_LIMITS.maxAround)).optional(),
-      position: intArg(z.number().int().min(0)).optional(),
-      corpus: z.string().optional(),
+      ids: optionalArg(
+        z
+          .array(z.string().max(1024))
+          .min(1)
+          .max(FETCH_LIMITS.maxIds)
+          .describe('passage ids from search results (give ids, id or doc_id)'),
+      ),
+      id: optionalArg(z.string().max(1024).describe('one passage id (give ids, id or doc_id)')),
+      doc_id: optionalArg(
+        z.string().max(1024).describe('a document id: its passages in order (give ids, id or doc_id)'),
+      ),
+      around: optionalArg(
+        intArg(z.number().int().min(0).max(FETCH_LIMITS.maxAround)).describe(
+          `with ids or id: also this many neighbouring passages on each side (0-${FETCH_LIMITS.maxAround})`,
+        ),
+      ),
+      position: optionalArg(
+        intArg(z.number().int().min(0)).describe('with doc_id: only the passages around this position'),
+      ),
+      corpus: optionalArg(z.string().describe(`which corpus (default: the first that holds the id)`)),
     };
     const output = jsonOnce(
       z.object({

@@ -5,7 +5,8 @@ import { chunkLink } from '../resources/chunks.js';
 import {
   checkToolArgs,
   FILTER_HELP,
-  filterSchema,
+  filterArg,
+  optionalArg,
   modeSchema,
   querySchema,
   searchResultSchema,
@@ -22,10 +23,10 @@ export function registerSearch(ctx: ToolContext): void {
   const { shape, input } = schemasOnce(ctx, `search ${model}`, () => {
     const shape = {
       query: querySchema(o.maxQueryChars).describe('what to search for'),
-      top_k: topKSchema(o.maxTopK).optional(),
-      mode: modeSchema(model).optional(),
-      filter: filterSchema.optional(),
-      corpus: z.string().optional().describe(`which corpus (default ${slot.names[0]})`),
+      top_k: optionalArg(topKSchema(o.maxTopK)),
+      mode: optionalArg(modeSchema(model)),
+      filter: filterArg(),
+      corpus: optionalArg(z.string().describe(`which corpus (default ${slot.names[0]})`)),
     };
     return { shape, input: toolArgs(shape) };
   });
