@@ -27,6 +27,10 @@ export const MMAP_THRESHOLD = '131072';
 export function fixMmapThreshold() {
   if (process.platform !== 'linux' || typeof process.execve !== 'function') return;
   if (process.env.MALLOC_MMAP_THRESHOLD_ !== undefined) return;
+  // a parent's IPC channel (child_process.fork) does not survive the exec: the parent saw a
+  // disconnect at once; and a preload (--require, --import) would run again in the new image
+  if (process.env.NODE_CHANNEL_FD !== undefined || process.channel) return;
+  if (hasPreload([...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)])) return;
   try {
     process.execve(process.execPath, [process.execPath, ...process.execArgv, ...process.argv.slice(1)], {
       ...process.env,
@@ -35,4 +39,9 @@ export function fixMmapThreshold() {
   } catch {
     // a sandbox that forbids exec: run with the default allocator
   }
+}
+
+/** Whether Node's flags load code before the program (run once per image, so twice across an exec). */
+function hasPreload(flags) {
+  return flags.some((f) => /^(?:--require|-r|--import|--loader|--experimental-loader)(?:=|$)/.test(f));
 }

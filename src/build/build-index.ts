@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { describeError, isRetrieverError, RetrieverError } from '../errors.js';
+import { describeError, isRetrieverError, printable, RetrieverError } from '../errors.js';
 import { Bm25Builder, postingsPerThread } from '../index/bm25/bm25-builder.js';
 import { LongLists, writeBlockMaxes } from '../index/bm25/block-max.js';
 import { averageLength, lengthNormTable, type Bm25Params } from '../index/bm25/scoring.js';
@@ -546,7 +546,8 @@ async function loadChunks(
 function reportSkipped(log: Logger, s: NonNullable<IngestResult['skipped']>): void {
   const shown = s.files.slice(0, 20);
   log.warn(
-    `${formatCount(s.count)} file(s) were not indexed:\n${shown.map((f) => `  ${f.path}: ${f.reason}`).join('\n')}` +
+    // a file name may hold a line break: escaped, it cannot pass for a log line of its own
+    `${formatCount(s.count)} file(s) were not indexed:\n${shown.map((f) => `  ${printable(f.path, 300)}: ${printable(f.reason, 300)}`).join('\n')}` +
       (s.count > shown.length
         ? `\n  … and ${formatCount(s.count - shown.length)} more (manifest.json lists ${s.files.length})`
         : ''),

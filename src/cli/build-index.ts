@@ -17,6 +17,7 @@ import {
   ENCODER_RUNTIME_OPTIONS,
   hubConfig,
 } from './shared-options.js';
+import { validateCorpusName } from '../index/layout.js';
 
 /** The command's name in help and hints: `build-index`, or `retriever-mcp build` when run as that. */
 let PROG = 'build-index';
@@ -254,6 +255,8 @@ let interruptHint: string | undefined;
 
 function toBuildOptions(args: BuildArgs, argv: string[]): BuildCorpusOptions {
   checkIndexDir(args['index-dir']);
+  // before a model or corpus is fetched for it
+  if (args.name !== undefined) validateCorpusName(args.name);
   if (args['chunk-size'] !== undefined) checkInt('--chunk-size', args['chunk-size'], 0, 100_000);
   if (args['chunk-overlap'] !== undefined) checkInt('--chunk-overlap', args['chunk-overlap'], 0, 100_000);
   checkInt('--max-postings-in-memory', args['max-postings-in-memory'], 1000, 2 ** 31);

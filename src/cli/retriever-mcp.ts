@@ -2,6 +2,7 @@ import type { Argv, CommandModule } from 'yargs';
 import { getHeapStatistics } from 'node:v8';
 import { answerBudgetMb, DEFAULTS, maxResultCacheMb, readEnv, resultCacheBudgetMb } from '../config.js';
 import { RetrieverError } from '../errors.js';
+import { validateCorpusName } from '../index/layout.js';
 import { getPreset } from '../presets/presets.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
 import { isLoopbackName, LOOPBACK_HOST_NAMES } from '../server/transports/http/http-util.js';
@@ -245,6 +246,8 @@ function warnIgnoredFlags(argv: readonly string[], transport: string, log: Logge
 
 function checkFlags(args: ServeArgs): void {
   checkIndexDir(args['index-dir']);
+  // before anything starts: an HTTP server said it was listening, then refused the name
+  for (const name of args.corpus) validateCorpusName(name);
   checkInt('--top-k', args['top-k'], 1, args['max-top-k']);
   checkInt('--max-top-k', args['max-top-k'], 1, 10_000);
   checkInt('--candidates', args.candidates, 1, 100_000);

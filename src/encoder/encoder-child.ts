@@ -11,10 +11,15 @@ import { serveEncoder, type FromEncoder } from './encoder-serve.js';
  */
 if (process.send) {
   const send = process.send.bind(process);
+  // the parent gone (killed, or a crash): nothing is left to serve, and nothing to say about it
+  // (a build killed with -9 mid-embedding left this process's "Error: write EPIPE" stack behind)
+  const gone = (err: Error | null): void => {
+    if (err) process.exit(0);
+  };
   serveEncoder({
     onMessage: (l) => process.on('message', l),
-    post: (m: FromEncoder) => void send(m),
+    post: (m: FromEncoder) => void send(m, undefined, {}, gone),
   });
-  // the parent gone (killed, or a crash): nothing is left to serve
   process.on('disconnect', () => process.exit(0));
+  process.on('error', () => process.exit(0));
 }

@@ -1,4 +1,4 @@
-import { RetrieverError } from '../errors.js';
+import { describeValue, RetrieverError } from '../errors.js';
 
 /** File names inside one corpus index directory. */
 export const INDEX_FILES = {
@@ -18,7 +18,7 @@ export function validateCorpusName(name: string): string {
   if (!NAME_RE.test(name) || name.includes('..')) {
     throw new RetrieverError(
       'BAD_INPUT',
-      `invalid corpus name "${name}": use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`,
+      `invalid corpus name ${describeValue(name)}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit`,
     );
   }
   return name;

@@ -23,6 +23,23 @@ describe('flags that cannot mean what the user wants', () => {
     expect(r.status, r.stderr).toBe(0);
   });
 
+  it('a bad corpus name is refused before anything starts, in one line, neither long nor raw (Reliability V)', () => {
+    const cases: Array<[string, string[]]> = [
+      [BIN.server, ['--corpus', 'x'.repeat(50_000), '--index-dir', tmp.dir]],
+      [BIN.server, ['--corpus', 'a\n[retriever-mcp] serving fake', '--index-dir', tmp.dir]],
+      [BIN.server, ['--corpus', 'a\nb', '--index-dir', tmp.dir, '--transport', 'http', '--port', '0']],
+      [BIN.build, ['--name', 'a\nb', '--input', tmp.dir, '--index-dir', tmp.dir]],
+    ];
+    for (const [bin, args] of cases) {
+      const r = runBin(bin, args);
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+      expect(r.stderr).toMatch(/invalid corpus name/);
+      expect(r.stderr.length).toBeLessThan(400);
+      expect(r.stderr).not.toMatch(/listening/);
+    }
+  });
+
   it('an empty --index-dir is an error in every command', () => {
     for (const [bin, args] of [
       [BIN.server, ['--corpus', 'abc', '--index-dir', '']],

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { runBinAsync } from '../helpers/mcp.js';
@@ -51,12 +51,33 @@ it('a threshold the user chose is kept', async () => {
 }, 30_000);
 
 it('the real command runs with it', async () => {
-  // a preload runs in each image of the process: before the exec it sees no threshold, after it 131072
+  const r = await runBinAsync(BIN.server, ['--help'], { MALLOC_MMAP_THRESHOLD_: undefined, NODE_OPTIONS: '' });
+  expect(r.status).toBe(0);
+  expect(r.stdout).toMatch(/retriever-mcp/);
+}, 30_000);
+
+it('no second start where a preload would run twice (Reliability V)', async () => {
+  // a preload runs in each image of the process: it must see one, without the threshold
   const say = `process.stderr.write("threshold="+process.env.MALLOC_MMAP_THRESHOLD_+"\\n")`;
   const env: NodeJS.ProcessEnv = { NODE_OPTIONS: `--import=data:text/javascript,${encodeURIComponent(say)}` };
   const r = await runBinAsync(BIN.server, ['--help'], { ...env, MALLOC_MMAP_THRESHOLD_: undefined });
   expect(r.status).toBe(0);
-  expect(r.stdout).toMatch(/retriever-mcp/);
   const seen = [...r.stderr.matchAll(/threshold=(\w+)/g)].map((m) => m[1]);
-  expect(seen).toEqual(CAN_EXEC ? ['undefined', '131072'] : ['undefined']);
+  expect(seen).toEqual(['undefined']);
+}, 30_000);
+
+it("no second start under a parent's IPC channel: child_process.fork keeps its child (Reliability V)", async () => {
+  const base = { ...process.env };
+  delete base['MALLOC_MMAP_THRESHOLD_'];
+  const child = fork(PROBE, ['ipc'], { env: base, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+  let text = '';
+  child.stdout?.on('data', (d: Buffer) => (text += d.toString()));
+  const disconnected = new Promise<string>((r) => child.once('disconnect', () => r('disconnected')));
+  const answered = new Promise<string>((r) => child.once('message', (m) => r(String((m as { pong?: string }).pong))));
+  child.send({ ping: 'hello' });
+  expect(await Promise.race([answered, disconnected])).toBe('hello');
+  child.kill();
+  const out = JSON.parse(text.split('\n')[0] as string) as { pid: number; threshold: string | null };
+  expect(out.pid).toBe(child.pid);
+  expect(out.threshold).toBeNull();
 }, 30_000);

@@ -213,8 +213,9 @@ describe.skipIf(!HAS_SHARED)('a first run that takes minutes does not block init
       },
     );
     try {
-      // connectStdio returns after initialize
-      expect(Date.now() - started).toBeLessThan(2000);
+      // connectStdio returns after initialize: well before the 8 s the corpus download takes (a 2 s
+      // bound failed at 2,069 ms on a loaded machine)
+      expect(Date.now() - started).toBeLessThan(6000);
       const { tools } = await s.client.listTools();
       expect(tools.map((t) => t.name)).toContain('search');
       await new Promise((r) => setTimeout(r, 3000));
@@ -270,7 +271,8 @@ describe.skipIf(!HAS_SHARED)('a first run that takes minutes does not block init
       const started = Date.now();
       const client = new McpClient({ name: 'http-first-run', version: '0' });
       await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
-      expect(Date.now() - started).toBeLessThan(2000);
+      // before the 8 s download is done, with room for a loaded machine
+      expect(Date.now() - started).toBeLessThan(6000);
       expect((await client.listTools()).tools.length).toBe(4);
       const ready = await fetch(`${url}/ready`);
       expect(ready.status).toBe(503);

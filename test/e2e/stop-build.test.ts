@@ -143,6 +143,19 @@ describe.skipIf(!HAS_SHARED)('a stop in the middle of an encoder batch (issue 48
     expect(resumed.stderr).toMatch(/resume: text and BM25 phase already done/);
   }, 180_000);
 
+  it('a build killed with -9 mid-batch: its encoder process ends without a word (Reliability V)', async () => {
+    const indexDir = join(tmp.dir, 'kill-9');
+    const p = start(BIN.server, ['build', ...buildArgs(indexDir), '--no-progress']);
+    await inBatch(p);
+    // the encoder process shares the build's stderr: the pipe closes once it has gone too
+    const closed = new Promise<void>((r) => p.child.stderr?.on('close', () => r()));
+    const before = p.stderr().length;
+    p.child.kill('SIGKILL');
+    await closed;
+    const after = p.stderr().slice(before);
+    expect(after, after).not.toMatch(/EPIPE|Error|    at /);
+  }, 180_000);
+
   const cases: Array<[string, (p: Proc) => void, string[]]> = [
     ['stdin closing', (p) => p.child.stdin?.end(), []],
     ['one SIGTERM', (p) => p.child.kill('SIGTERM'), []],
