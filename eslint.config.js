@@ -11,6 +11,7 @@ export default tseslint.config(
       'bench/data/**',
       'bench/.venv/**',
       'src/index/bm25/wasm/**',
+      'src/index/dense/wasm/**',
     ],
   },
   ...tseslint.configs.recommended,

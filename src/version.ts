@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs';
  * server opens the versions in READABLE_INDEX_FORMATS and refuses others.
  */
 export const INDEX_FORMAT_VERSION = 2;
-export const READABLE_INDEX_FORMATS: readonly number[] = [1, 2];
+/** An index whose dense arm is an IVF index (dense.ivf): format 2 otherwise, which servers before it cannot serve. */
+export const IVF_INDEX_FORMAT = 3;
+export const READABLE_INDEX_FORMATS: readonly number[] = [1, 2, 3];
 
 /** SQLite schema version of the chunk store, kept in its `meta` table (format 1 had schema 1). */
 export const STORE_SCHEMA_VERSION = 2;

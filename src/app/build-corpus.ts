@@ -19,6 +19,7 @@ import {
 import { DEFAULT_DENSE_TEXT, type DenseTextRule } from '../ingest/dense-text.js';
 import type { Logger } from '../util/log.js';
 import type { FolderOptions } from '../ingest/files/walk.js';
+import type { IvfSettings } from '../index/dense/ivf-defaults.js';
 
 /** The dense arm of a build: which encoder, and how its vectors are indexed. */
 export interface DenseBuildOptions {
@@ -28,6 +29,9 @@ export interface DenseBuildOptions {
   exactBelow: number;
   /** Unset fields take the size-dependent defaults of index/dense/ann.ts. */
   ann: { connectivity?: number; expansionAdd?: number; expansionSearch?: number; quantization: AnnQuantization };
+  /** Which ANN index above exactBelow (unset: auto, by size), and the IVF's settings (unset: by size). */
+  annKind?: 'auto' | 'hnsw' | 'ivf';
+  ivf?: Partial<IvfSettings>;
   annThreads: number;
   annCheckpointMinutes: number;
   embedWindow: number;
@@ -205,6 +209,8 @@ async function openDensePhase(
     ...(d.text ? { text: d.text } : {}),
     ...(d.vectors ? { importFrom: d.vectors } : {}),
     ann: d.ann,
+    ...(d.annKind ? { annKind: d.annKind } : {}),
+    ...(d.ivf ? { ivf: d.ivf } : {}),
   });
   // the chunk tokens a passage can carry: the window less [CLS], [SEP] and the passage prefix
   const s = encoder.settings;

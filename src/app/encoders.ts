@@ -24,6 +24,8 @@ export interface EncoderFlags {
   maxPadding?: number;
   /** Fuse attention when the graph allows it (fast-session.ts); default true. */
   fuseAttention?: boolean;
+  /** Load no query encoder (`--no-encoder`): dense search by query vectors only. */
+  none?: boolean;
 }
 
 /**
@@ -39,7 +41,7 @@ export async function openCorpusEncoders(
 ): Promise<{ encoders: Map<string, Encoder>; all: Encoder[] }> {
   const groups = new Map<string, { choice: EncoderChoice; corpora: ServedCorpus[] }>();
   for (const c of corpora) {
-    if (!c.manifest.dense) continue;
+    if (!c.manifest.dense || flags.none) continue;
     checkNamedModel(c, flags);
     const choice = choiceFor(c.manifest.dense, flags);
     const key = JSON.stringify(choice);

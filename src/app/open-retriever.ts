@@ -94,7 +94,8 @@ export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetrie
       opened.push(c);
       checks.push(c.integrity);
       setup.log.info(
-        `opened ${name}: ${formatCount(c.manifest.corpus.chunks)} chunks, modes ${c.modes.join('/')}, built ${c.manifest.built_at}`,
+        `opened ${name}: ${formatCount(c.manifest.corpus.chunks)} chunks, modes ${c.modes.join('/')}, built ${c.manifest.built_at}` +
+          (c.dense ? `; dense index: ${c.dense.description}` : ''),
       );
     }
     const { encoders, all } = await openCorpusEncoders(opened, setup.encoder, setup.hub, setup.log);
@@ -123,7 +124,11 @@ export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetrie
     const integrity = Promise.all(checks).then(() => undefined);
     integrity.catch(() => undefined); // the server decides what a failed check means
     return {
-      retriever: new Retriever(opened, byCorpus, onStage ? { ...setup.retriever, onStage } : setup.retriever),
+      retriever: new Retriever(opened, byCorpus, {
+        ...setup.retriever,
+        ...(onStage ? { onStage } : {}),
+        ...(setup.encoder.none ? { withoutEncoders: true } : {}),
+      }),
       batchers: [...batchers.values()],
       integrity,
     };

@@ -22,7 +22,7 @@ import { createEnglishAnalyzer } from '../text/analyzer.js';
 import { fsyncFiles, syncInBackground, writeFileAtomic } from '../util/fs-durable.js';
 import type { Logger } from '../util/log.js';
 import { createProgress, formatBytes, formatCount, formatDuration, underProgress } from '../util/progress.js';
-import { INDEX_FORMAT_VERSION, TOOL_VERSION } from '../version.js';
+import { INDEX_FORMAT_VERSION, IVF_INDEX_FORMAT, TOOL_VERSION } from '../version.js';
 import { dirBytes, recordFiles } from './file-records.js';
 import {
   loadState,
@@ -264,7 +264,8 @@ function makeManifest(
   started: number,
 ): Manifest {
   return {
-    format_version: INDEX_FORMAT_VERSION,
+    // an IVF index is format 3: an older server refuses it by its version, not by a missing graph
+    format_version: dense?.ann?.library === 'retriever-mcp' ? IVF_INDEX_FORMAT : INDEX_FORMAT_VERSION,
     tool_version: TOOL_VERSION,
     build_id: buildId,
     built_at: new Date().toISOString(),

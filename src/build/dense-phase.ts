@@ -1,4 +1,5 @@
 import { rmSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Encoder } from '../encoder/encoder.js';
 import {
@@ -17,6 +18,8 @@ import { ChunkStore } from '../store/chunk-store.js';
 import { createProgress, formatCount } from '../util/progress.js';
 import type { Logger } from '../util/log.js';
 import { AnnCheckpoint } from '../index/dense/ann-checkpoint.js';
+import { buildIvf } from '../index/dense/ivf-build.js';
+import { annKindFor, ivfDefaults, type IvfSettings } from '../index/dense/ivf-defaults.js';
 import { importVectors, type VectorImport } from './import-vectors.js';
 import { denseText, type DenseTextRule } from '../ingest/dense-text.js';
 import { relinkOrphans } from '../index/dense/relink-orphans.js';
@@ -34,6 +37,13 @@ export interface DensePhaseOptions {
   ann: Pick<AnnParams, 'quantization'> & Partial<Omit<AnnParams, 'quantization'>>;
   /** Corpora with at most this many chunks are searched exactly and get no ANN graph. */
   exactBelow: number;
+  /**
+   * The ANN index of a corpus above exactBelow: an HNSW graph, an IVF index of 1-bit codes
+   * (a few GB where the graph takes twenty), or `auto` (IVF above IVF_ABOVE chunks).
+   */
+  annKind?: 'auto' | 'hnsw' | 'ivf';
+  /** IVF lists, probes and candidates re-scored; omitted: ivfDefaults(chunks). */
+  ivf?: Partial<IvfSettings>;
   /** Threads for HNSW construction (0 = all cores). */
   annThreads: number;
   /** Chunks per embedding window (the resume unit); default WINDOW. */
@@ -107,7 +117,23 @@ async function runDense(
   const annPath = join(ctx.dir, INDEX_FILES.ann);
   rmSync(annPath, { force: true });
   let ann: DenseManifest['ann'] = null;
-  if (ctx.chunkCount > opts.exactBelow) {
+  const ivfPath = join(ctx.dir, INDEX_FILES.ivf);
+  if (ctx.chunkCount > opts.exactBelow && annKindFor(opts.annKind ?? 'auto', ctx.chunkCount) === 'ivf') {
+    AnnCheckpoint.removeFrom(ctx.dir);
+    const s = { ...ivfDefaults(ctx.chunkCount), ...opts.ivf };
+    await buildIvfFile(opts, s, vectorsPath, ctx, ivfPath);
+    files.push(INDEX_FILES.ivf);
+    ann = {
+      library: 'retriever-mcp',
+      kind: 'ivf-rabitq',
+      metric: 'cos',
+      lists: Math.min(s.lists, ctx.chunkCount),
+      bits: 1,
+      probes: s.probes,
+      rescore: s.rescore,
+    };
+  } else if (ctx.chunkCount > opts.exactBelow) {
+    rmSync(ivfPath, { force: true });
     const connectivity = opts.ann.connectivity ?? defaultConnectivity(ctx.chunkCount);
     const params: AnnParams = {
       ...opts.ann,
@@ -126,6 +152,7 @@ async function runDense(
       expansion_search: params.expansionSearch,
     };
   } else {
+    rmSync(ivfPath, { force: true });
     AnnCheckpoint.removeFrom(ctx.dir); // from an interrupted build that made a graph
     ctx.log.info(
       `${formatCount(ctx.chunkCount)} chunks ≤ --exact-below ${formatCount(opts.exactBelow)}: dense search will be exact, no ANN graph`,
@@ -232,6 +259,45 @@ async function embedWindow(
     missing.forEach((i, k) => (out[i] = fresh[k]));
   }
   return out as Float32Array[];
+}
+
+/** The IVF index file, from the vectors on disk, with a bar for each of its three steps. */
+async function buildIvfFile(
+  opts: DensePhaseOptions,
+  s: IvfSettings,
+  vectorsPath: string,
+  ctx: DensePhaseContext,
+  ivfPath: string,
+): Promise<void> {
+  const reader = new VectorReader(vectorsPath, opts.encoder.dim, opts.vectorsDtype, ctx.chunkCount);
+  const labels = { train: 'IVF lists (k-means)', encode: 'IVF codes', write: 'IVF file' } as const;
+  let step: keyof typeof labels | undefined;
+  let bar: ReturnType<typeof createProgress> | undefined;
+  ctx.log.info(
+    `dense index: IVF, ${formatCount(s.lists)} lists of 1-bit codes over ${formatCount(ctx.chunkCount)} vectors ` +
+      `(probes ${s.probes}, ${s.rescore} candidates re-scored)`,
+  );
+  try {
+    await buildIvf(reader, ivfPath, {
+      lists: s.lists,
+      threads: opts.annThreads > 0 ? opts.annThreads : availableParallelism(),
+      resume: ctx.resume,
+      ...(ctx.signal ? { signal: ctx.signal } : {}),
+      onProgress: (at, done) => {
+        if (at !== step) {
+          bar?.finish();
+          bar?.close();
+          step = at;
+          bar = createProgress({ label: labels[at], total: 1000, unit: '‰', enabled: ctx.progress });
+        }
+        bar?.update(Math.round(done * 1000));
+      },
+    });
+    bar?.finish();
+  } finally {
+    bar?.close();
+    reader.close();
+  }
 }
 
 async function buildAnn(

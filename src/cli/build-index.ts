@@ -18,6 +18,7 @@ import {
   hubConfig,
 } from './shared-options.js';
 import { validateCorpusName } from '../index/layout.js';
+import { IVF_ABOVE, IVF_DEFAULTS_HELP } from '../index/dense/ivf-defaults.js';
 
 /** The command's name in help and hints: `build-index`, or `retriever-mcp build` when run as that. */
 let PROG = 'build-index';
@@ -126,6 +127,20 @@ export const BUILD_OPTIONS = {
     type: 'number',
     default: DEFAULTS.exactBelow,
     describe: 'corpora with at most this many chunks are searched exactly (no HNSW)',
+  },
+  ann: {
+    choices: ['auto', 'hnsw', 'ivf'] as const,
+    default: 'auto' as const,
+    describe: `the dense index above --exact-below: an HNSW graph, an IVF index of 1-bit codes (a few GB where a graph takes tens), or auto (IVF above ${IVF_ABOVE.toLocaleString('en-US')} chunks)`,
+  },
+  'ivf-lists': { type: 'number', describe: `IVF lists (default: ${IVF_DEFAULTS_HELP.lists})` },
+  'ivf-probes': {
+    type: 'number',
+    describe: `IVF lists scanned a query, stored in the index (default: ${IVF_DEFAULTS_HELP.probes}; a server's --ivf-probes overrides it)`,
+  },
+  'ivf-rescore': {
+    type: 'number',
+    describe: `IVF candidates re-scored exactly a query, stored in the index (default ${IVF_DEFAULTS_HELP.rescore}; a server's --ivf-rescore overrides it)`,
   },
   'ann-m': { type: 'number', describe: `HNSW M, the graph degree (${ANN_DEFAULTS_HELP.connectivity})` },
   'ann-ef-construction': { type: 'number', describe: `HNSW efConstruction (${ANN_DEFAULTS_HELP.expansionAdd})` },
@@ -319,6 +334,9 @@ function denseOptions(args: BuildArgs): DenseBuildOptions {
     checkInt('--ann-ef-construction', args['ann-ef-construction'], 1, 4096);
   if (args['ann-ef-search'] !== undefined) checkInt('--ann-ef-search', args['ann-ef-search'], 1, 4096);
   checkInt('--ann-threads', args['ann-threads'], 0, 256);
+  if (args['ivf-lists'] !== undefined) checkInt('--ivf-lists', args['ivf-lists'], 1, 1 << 20);
+  if (args['ivf-probes'] !== undefined) checkInt('--ivf-probes', args['ivf-probes'], 1, 1 << 20);
+  if (args['ivf-rescore'] !== undefined) checkInt('--ivf-rescore', args['ivf-rescore'], 1, 1 << 20);
   checkInt('--ann-checkpoint-minutes', args['ann-checkpoint-minutes'], 0, 7 * 24 * 60);
   checkInt('--spot-check', args['spot-check'], 0, 100_000);
   checkInt('--embed-window', args['embed-window'], 1, 1 << 20);
@@ -350,6 +368,12 @@ function denseOptions(args: BuildArgs): DenseBuildOptions {
       ...(args['ann-ef-construction'] !== undefined ? { expansionAdd: args['ann-ef-construction'] } : {}),
       ...(args['ann-ef-search'] !== undefined ? { expansionSearch: args['ann-ef-search'] } : {}),
       quantization: args['ann-quantization'],
+    },
+    annKind: args.ann,
+    ivf: {
+      ...(args['ivf-lists'] !== undefined ? { lists: args['ivf-lists'] } : {}),
+      ...(args['ivf-probes'] !== undefined ? { probes: args['ivf-probes'] } : {}),
+      ...(args['ivf-rescore'] !== undefined ? { rescore: args['ivf-rescore'] } : {}),
     },
     annThreads: args['ann-threads'],
     annCheckpointMinutes: args['ann-checkpoint-minutes'],

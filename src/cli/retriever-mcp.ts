@@ -58,6 +58,21 @@ export const SERVE_OPTIONS = {
     default: DEFAULTS.rescoreFactor,
     describe: 'HNSW candidates re-scored exactly from the stored vectors, as a multiple of top_k',
   },
+  encoder: {
+    type: 'boolean',
+    default: true,
+    describe:
+      'load the query encoder; --no-encoder serves dense search by query vectors alone (query_vectors on /retrieve, query_vector on search) and text queries by BM25, without the model',
+  },
+  'ivf-probes': {
+    type: 'number',
+    describe: 'IVF lists scanned a query, for every IVF corpus (default: the value stored in each index)',
+  },
+  'ivf-rescore': {
+    type: 'number',
+    describe:
+      'IVF candidates re-scored exactly from the stored vectors a query, at least twice top_k (default: the value stored in each index)',
+  },
   'bm25-threads': {
     type: 'number',
     default: DEFAULTS.bm25Threads,
@@ -282,6 +297,8 @@ function checkFlags(args: ServeArgs): void {
   checkInt('--rescore-factor', args['rescore-factor'], 1, 100);
   checkInt('--bm25-threads', args['bm25-threads'], 0, 64);
   if (args['ef-search'] !== undefined) checkInt('--ef-search', args['ef-search'], 1, 100_000);
+  if (args['ivf-probes'] !== undefined) checkInt('--ivf-probes', args['ivf-probes'], 1, 1 << 20);
+  if (args['ivf-rescore'] !== undefined) checkInt('--ivf-rescore', args['ivf-rescore'], 1, 1 << 20);
   for (const f of ['rrf-k', 'bm25-weight', 'dense-weight'] as const) {
     if (!(args[f] >= 0) || (f === 'rrf-k' && args[f] === 0))
       throw new RetrieverError('BAD_INPUT', `--${f} must be a positive number, got ${args[f]}`);
@@ -342,6 +359,8 @@ function retrieverSetup(args: ServeArgs, log: Logger, topKGiven: boolean): Retri
       mmap: args.mmap,
       rescoreFactor: args['rescore-factor'],
       ...(args['ef-search'] !== undefined ? { expansionSearch: args['ef-search'] } : {}),
+      ...(args['ivf-probes'] !== undefined ? { probes: args['ivf-probes'] } : {}),
+      ...(args['ivf-rescore'] !== undefined ? { rescore: args['ivf-rescore'] } : {}),
     },
     batching: {
       maxBatch: args['batch-max'],
@@ -375,6 +394,7 @@ function encoderFlags(args: ServeArgs): EncoderFlags {
     ...(args.model !== undefined ? { model: args.model } : {}),
     ...(args['model-path'] !== undefined ? { modelPath: args['model-path'] } : {}),
     ...(args['model-variant'] !== undefined ? { variant: args['model-variant'] } : {}),
+    ...(args.encoder === false ? { none: true } : {}),
   };
 }
 

@@ -45,6 +45,8 @@ export function isAllowed(f: ChunkFilter, num: number): boolean {
 export interface DenseArm {
   /** Identity of the encoder the vectors were built with (must match the query encoder). */
   readonly encoderId: string;
+  /** The index's kind and the settings it searches with, as the start-up log and list_corpora name them. */
+  readonly description: string;
   search(query: Float32Array, k: number, filter?: ChunkFilter): ScoredHit[];
   /** `search` for each query; an ANN arm walks the graph for all of them on several threads. */
   searchMany(queries: readonly Float32Array[], k: number, filter?: ChunkFilter): ScoredHit[][];

@@ -9,6 +9,7 @@ export const INDEX_FILES = {
   blocks: 'bm25.blocks',
   vectors: 'vectors.bin',
   ann: 'dense.usearch',
+  ivf: 'dense.ivf',
 } as const;
 
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

@@ -3,7 +3,7 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describeValue, RetrieverError } from '../errors.js';
 import { fileProblem, readRegularFile } from '../util/regular-file.js';
-import { INDEX_FORMAT_VERSION, READABLE_INDEX_FORMATS } from '../version.js';
+import { INDEX_FORMAT_VERSION, IVF_INDEX_FORMAT, READABLE_INDEX_FORMATS } from '../version.js';
 import { INDEX_FILES } from './layout.js';
 
 /** The largest manifest.json read: a few KB, plus a 16-digit hash per 64 MiB block of each file (≈ 20 KB at wiki-18). */
@@ -47,14 +47,30 @@ export interface DenseManifest {
    */
   text?: 'contents' | 'title-body';
   /** null: the corpus is small enough to search exactly. */
-  ann: {
-    library: 'usearch';
-    metric: 'cos';
-    quantization: 'f32' | 'f16' | 'i8';
-    connectivity: number;
-    expansion_add: number;
-    expansion_search: number;
-  } | null;
+  ann: HnswManifest | IvfManifest | null;
+}
+
+/** An HNSW graph (USearch, `dense.usearch`). */
+export interface HnswManifest {
+  library: 'usearch';
+  metric: 'cos';
+  quantization: 'f32' | 'f16' | 'i8';
+  connectivity: number;
+  expansion_add: number;
+  expansion_search: number;
+}
+
+/** An IVF index of 1-bit RaBitQ codes (`dense.ivf`, index/dense/ivf-format.ts), re-scored from the vectors. */
+export interface IvfManifest {
+  library: 'retriever-mcp';
+  kind: 'ivf-rabitq';
+  metric: 'cos';
+  lists: number;
+  /** Code bits a dimension. */
+  bits: 1;
+  /** Lists probed a query, and candidates re-scored, unless the server says otherwise. */
+  probes: number;
+  rescore: number;
 }
 
 export interface Manifest {
@@ -120,7 +136,7 @@ export function readManifest(dir: string, fixHint: string): Manifest {
   if (!READABLE_INDEX_FORMATS.includes(m.format_version)) {
     throw new RetrieverError(
       'INDEX_INCOMPATIBLE',
-      `${path}: index format ${m.format_version} (built by retriever-mcp ${m.tool_version}) but this server reads formats ${READABLE_INDEX_FORMATS.join(' and ')} (it builds ${INDEX_FORMAT_VERSION}): ${hint}`,
+      `${path}: index format ${m.format_version} (built by retriever-mcp ${m.tool_version}) but this server reads formats ${READABLE_INDEX_FORMATS.join(', ')} (it builds ${INDEX_FORMAT_VERSION}, ${IVF_INDEX_FORMAT} with an IVF index): ${hint}`,
     );
   }
   for (const [name, rec] of Object.entries(m.files ?? {})) {

@@ -33,6 +33,11 @@ export interface RetrieverOptions {
   cacheBytes?: number;
   /** Hears how long each step of a local search took, seconds (a server's stage metrics). */
   onStage?: (stage: SearchStage, seconds: number) => void;
+  /**
+   * Served without query encoders (`--no-encoder`): the dense arm answers query vectors only, and
+   * a text query's default mode is bm25.
+   */
+  withoutEncoders?: boolean;
 }
 
 /** The steps of a local search: the query vectors, each arm, and reading and fusing the hits. */
@@ -49,6 +54,12 @@ export interface SearchRequest {
   topKName?: string;
   /** Counts each list's passages before its answer is built (the server's answer memory). */
   meter?: AnswerMeter;
+  /**
+   * Query vectors computed elsewhere (a trainer's GPU), one per query, for the dense arm instead
+   * of the encoder's: checked against the index's dimension and made unit length. With no query
+   * text the search is dense only.
+   */
+  vectors?: readonly (readonly number[])[];
 }
 
 /** The one rule for top_k: an integer from 1 to the server's maxTopK (MCP schemas show the same bounds). */
@@ -79,7 +90,7 @@ export class Retriever {
     this.byName = new Map(corpora.map((c) => [c.name, c]));
     this.cache = new ResultCache({ maxEntries: opts.cacheSize ?? 0, maxBytes: opts.cacheBytes ?? 0 });
     for (const c of corpora) {
-      if (c.manifest.dense && c.modes.includes('dense') && !encoders.has(c.name)) {
+      if (c.manifest.dense && c.modes.includes('dense') && !encoders.has(c.name) && !opts.withoutEncoders) {
         throw new RetrieverError('MODEL', `corpus ${c.name} has a dense index but no query encoder is loaded`);
       }
       if (opts.mode && !c.modes.includes(opts.mode)) {
@@ -113,8 +124,9 @@ export class Retriever {
     return c;
   }
 
-  modeFor(corpus: ServedCorpus, mode?: SearchMode): SearchMode {
-    const m = mode ?? this.opts.mode ?? (corpus.modes.includes('hybrid') ? 'hybrid' : 'bm25');
+  modeFor(corpus: ServedCorpus, mode?: SearchMode, byVector = false): SearchMode {
+    const text = corpus.modes.includes('hybrid') && this.encoders.has(corpus.name) ? 'hybrid' : 'bm25';
+    const m = mode ?? (byVector ? 'dense' : (this.opts.mode ?? text));
     if (!corpus.modes.includes(m)) {
       throw new RetrieverError(
         'MODE_UNAVAILABLE',
@@ -141,6 +153,46 @@ export class Retriever {
     return k;
   }
 
+  /**
+   * Query vectors as a client sent them: one per query text (or alone), each a list of finite
+   * numbers as long as the corpus's vectors, not all zero; made unit length (the index scores
+   * cosines).
+   */
+  checkVectors(corpus: ServedCorpus, vectors: readonly (readonly number[])[], texts: number): Float32Array[] {
+    const dim = corpus.manifest.dense?.encoder.dim;
+    if (dim === undefined) {
+      throw new RetrieverError('MODE_UNAVAILABLE', `corpus ${corpus.name} has no dense index to search by vector`);
+    }
+    if (texts > 0 && vectors.length !== texts) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `${vectors.length} query vectors for ${texts} queries: send one vector per query, in the same order`,
+      );
+    }
+    if (vectors.length === 0) throw new RetrieverError('BAD_INPUT', 'no query vector: send at least one');
+    return vectors.map((v, i) => {
+      if (!Array.isArray(v) || v.length !== dim) {
+        throw new RetrieverError(
+          'BAD_INPUT',
+          `query vector ${i} has ${Array.isArray(v) ? v.length : 'no'} dimensions; corpus ${corpus.name}'s vectors have ${dim} (${corpus.manifest.dense?.encoder.model})`,
+        );
+      }
+      const out = new Float32Array(dim);
+      let s = 0;
+      for (let d = 0; d < dim; d++) {
+        const x = v[d];
+        if (typeof x !== 'number' || !Number.isFinite(x))
+          throw new RetrieverError('BAD_INPUT', `query vector ${i} holds ${describeValue(x)} at ${d}: numbers only`);
+        out[d] = x;
+        s += x * x;
+      }
+      if (s === 0) throw new RetrieverError('BAD_INPUT', `query vector ${i} is all zeros: it has no direction`);
+      const norm = Math.sqrt(s);
+      for (let d = 0; d < dim; d++) out[d] = (out[d] as number) / norm;
+      return out;
+    });
+  }
+
   checkQuery(query: unknown): string {
     if (typeof query !== 'string') throw new RetrieverError('BAD_INPUT', 'query must be a string');
     if (query.trim() === '') throw new RetrieverError('BAD_INPUT', 'query is empty: send the words to search for');
@@ -154,27 +206,45 @@ export class Retriever {
   }
 
   async search(req: SearchRequest): Promise<SearchResult> {
-    const [res] = await this.searchMany([req.query], req);
+    const [res] = await this.searchMany(req.query === '' && req.vectors ? [] : [req.query], req);
     return res as SearchResult;
   }
 
-  /** Several queries against one corpus; query vectors are computed in one encoder batch. */
+  /**
+   * Several queries against one corpus; query vectors are computed in one encoder batch (or
+   * given: `req.vectors`, with or without the queries' text).
+   */
   async searchMany(queries: readonly string[], req: Omit<SearchRequest, 'query'>): Promise<SearchResult[]> {
     const corpus = this.corpus(req.corpus);
-    const mode = this.modeFor(corpus, req.mode);
+    const given = req.vectors ? this.checkVectors(corpus, req.vectors, queries.length) : undefined;
+    const mode = this.modeFor(corpus, req.mode, given !== undefined && queries.length === 0);
+    if (given && queries.length === 0 && mode !== 'dense') {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `mode "${mode}" needs the query text too (BM25 reads words): send the queries beside their vectors, or use mode dense`,
+      );
+    }
+    if (!given && mode !== 'bm25' && corpus.kind === 'local' && !this.encoders.has(corpus.name)) {
+      throw new RetrieverError(
+        'MODEL',
+        `corpus ${corpus.name} is served without its query encoder (--no-encoder): send query vectors (query_vectors on /retrieve, query_vector on search) for dense or hybrid, or use mode bm25`,
+      );
+    }
     const topK = this.checkTopK(req.topK, req.topKName, corpus.name);
-    const texts = queries.map((q) => this.checkQuery(q));
+    const texts = given && queries.length === 0 ? given.map(() => '') : queries.map((q) => this.checkQuery(q));
     const parsed = parseFilter(req.filter);
-    const keys = texts.map((q) => ResultCache.key(corpus.name, mode, topK, parsed?.key ?? '', q));
-    const out: Array<SearchResult | undefined> = keys.map((k) => this.cache.get(k));
+    // a query given as a vector is not cached: its key would be the vector
+    const keys = texts.map((q) => (given ? '' : ResultCache.key(corpus.name, mode, topK, parsed?.key ?? '', q)));
+    const out: Array<SearchResult | undefined> = keys.map((k) => (given ? undefined : this.cache.get(k)));
     const todo = texts.map((_, i) => i).filter((i) => out[i] === undefined);
     // what the cache already holds is counted at once; fresh lists as each is read
     for (const res of out) if (res) meterResult(req.meter, res.results);
     if (todo.length > 0) {
       const batch = todo.map((i) => texts[i] as string);
+      const vecs = given ? todo.map((i) => given[i] as Float32Array) : undefined;
       const fresh =
         corpus.kind === 'engine'
-          ? await this.computeOnEngine(corpus, mode, topK, batch, parsed, req.meter)
+          ? await this.computeOnEngine(corpus, mode, topK, batch, parsed, req.meter, vecs)
           : await this.compute(
               corpus,
               mode,
@@ -182,10 +252,11 @@ export class Retriever {
               batch,
               parsed ? corpus.filters.resolve(parsed) : undefined,
               req.meter,
+              vecs,
             );
       todo.forEach((i, j) => {
         out[i] = fresh[j];
-        this.cache.set(keys[i] as string, fresh[j] as SearchResult);
+        if (!given) this.cache.set(keys[i] as string, fresh[j] as SearchResult);
       });
     }
     return out as SearchResult[];
@@ -198,10 +269,12 @@ export class Retriever {
     texts: string[],
     filter: ChunkFilter | undefined,
     meter: AnswerMeter | undefined,
+    given?: Float32Array[],
   ): Promise<SearchResult[]> {
     const depth = this.depthFor(mode, topK);
     const timed = this.timer();
-    const vectors = mode === 'bm25' ? null : timed('encode', this.embed(corpus, texts));
+    const vectors =
+      mode === 'bm25' ? null : given ? Promise.resolve(given) : timed('encode', this.embed(corpus, texts));
     // the BM25 arm runs while the encoder thread works on the query vectors; with BM25 threads,
     // each thread scores its part of the chunk range while this thread scores the first part and
     // then walks the HNSW graph (filtered searches stay here: the filter's bitset is not shared)
@@ -257,9 +330,10 @@ export class Retriever {
     texts: string[],
     filter: ParsedFilter | undefined,
     meter: AnswerMeter | undefined,
+    given?: Float32Array[],
   ): Promise<SearchResult[]> {
     const depth = this.depthFor(mode, topK);
-    const vectors = mode === 'bm25' ? null : await this.embed(corpus, texts);
+    const vectors = mode === 'bm25' ? null : (given ?? (await this.embed(corpus, texts)));
     const arms: Array<'bm25' | 'dense'> = mode === 'hybrid' ? ['bm25', 'dense'] : [mode];
     const answers = await Promise.all(
       texts.map((text, i) =>

@@ -56,7 +56,7 @@ export class AnswerSizer {
   rest(path: string, body: unknown): number {
     const corpus = stringOr(field(body, 'corpus'));
     if (path === '/retrieve') {
-      const queries = field(body, 'queries');
+      const queries = field(body, 'queries') ?? field(body, 'query_vectors');
       const n = queries === undefined && field(body, 'query') !== undefined ? 1 : count(queries);
       return this.bytes(n * this.topK(field(body, 'topk'), corpus), corpus, 'rest');
     }

@@ -86,7 +86,7 @@ const CASES: Array<[string, (dir: string) => void, RegExp]> = [
   [
     'manifest from another format version',
     (d) => editManifest(d, (m) => (m['format_version'] = 99)),
-    /index format 99 .* this server reads formats 1 and 2 \(it builds 2\)/,
+    /index format 99 .* this server reads formats 1, 2, 3 \(it builds 2, 3 with an IVF index\)/,
   ],
   [
     'manifest that is not JSON',

@@ -291,7 +291,7 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
       onAnnBatch: (n) => seen.push(n),
     });
     expect(seen[0]).toBe(64);
-    expect(s.manifest.dense?.ann?.connectivity).toBe(8);
+    expect(s.manifest.dense?.ann).toMatchObject({ library: 'usearch', connectivity: 8 });
   });
 
   it('a resumed build that no longer makes a graph leaves no checkpoint in the index', async () => {

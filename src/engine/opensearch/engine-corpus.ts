@@ -168,7 +168,8 @@ async function open(
   }
   const facets = await readFacets(client, alias);
   const modes: SearchMode[] = manifest.dense ? ['hybrid', 'dense', 'bm25'] : ['bm25'];
-  const ef = efSearch ?? manifest.dense?.ann?.expansion_search ?? 100;
+  const ann = manifest.dense?.ann;
+  const ef = efSearch ?? (ann?.library === 'usearch' ? ann.expansion_search : undefined) ?? 100;
   // what a failover looks like from here, at most once every few seconds: a retry storm is one line
   const retried = everyFewSeconds(SHARD_NOTICE_MS, (count, reason) =>
     log.warn(

@@ -73,6 +73,8 @@ export function chunkIndexBody(m: Manifest, o: LayoutOptions): Record<string, un
     published_at: { type: 'date', ignore_malformed: true },
   };
   if (m.dense) {
+    // the engine builds its own HNSW graph: the local graph's shape where there is one
+    const hnsw = m.dense.ann?.library === 'usearch' ? m.dense.ann : undefined;
     properties['vector'] = {
       type: 'knn_vector',
       dimension: m.dense.encoder.dim,
@@ -81,8 +83,8 @@ export function chunkIndexBody(m: Manifest, o: LayoutOptions): Record<string, un
         name: 'hnsw',
         engine: 'lucene',
         parameters: {
-          m: m.dense.ann?.connectivity ?? 16,
-          ef_construction: m.dense.ann?.expansion_add ?? 128,
+          m: hnsw?.connectivity ?? 16,
+          ef_construction: hnsw?.expansion_add ?? 128,
         },
       },
     };

@@ -8,11 +8,16 @@ import { INDEX_FILES } from '../layout.js';
 import type { DenseManifest } from '../manifest.js';
 import { AnnIndex, exactInnerProduct } from './ann.js';
 import { GraphFormatError, readGraphLinks } from './graph-file.js';
+import { IvfIndex } from './ivf-index.js';
 import { VectorReader } from './vectors-file.js';
 
 export interface DenseArmOptions {
   /** Server-wide efSearch override; the manifest's value otherwise. */
   expansionSearch?: number;
+  /** IVF: lists probed per query, over the manifest's value. */
+  probes?: number;
+  /** IVF: candidates re-scored exactly per query (at least twice k), over the manifest's value. */
+  rescore?: number;
   /** Memory-map the ANN file (shared page cache) instead of reading it into RAM. */
   mmap: boolean;
   /** ANN candidates re-scored exactly from the stored vectors, as a multiple of k. */
@@ -42,6 +47,13 @@ export function openDenseArm(dir: string, m: DenseManifest, fixHint: string, opt
   const vectors = new VectorReader(join(dir, INDEX_FILES.vectors), dim, m.vectors.dtype, m.vectors.count);
   try {
     if (!m.ann) return new ExactArm(m.encoder.id, vectors);
+    if (m.ann.library === 'retriever-mcp') {
+      const probes = opts.probes ?? m.ann.probes;
+      const ivf = new IvfIndex(join(dir, INDEX_FILES.ivf), { dim, count: m.vectors.count }, fixHint);
+      const rescore = opts.rescore ?? m.ann.rescore;
+      const about = `IVF of ${m.ann.bits}-bit codes, ${m.ann.lists} lists, ${probes} probed, ${rescore} re-scored from ${m.vectors.dtype} vectors`;
+      return new IvfArm(m.encoder.id, vectors, ivf, probes, rescore, about);
+    }
     const annPath = join(dir, INDEX_FILES.ann);
     if (opts.checkGraph) checkGraph(annPath, m.vectors.count, fixHint);
     const ann = AnnIndex.open(
@@ -61,7 +73,16 @@ export function openDenseArm(dir: string, m: DenseManifest, fixHint: string, opt
         `${annPath} holds ${ann.size} vectors, the manifest says ${m.vectors.count}: ${fixHint}`,
       );
     }
-    return new AnnArm(m.encoder.id, vectors, ann, opts.rescoreFactor, opts.searchThreads ?? availableParallelism());
+    const ef = opts.expansionSearch ?? m.ann.expansion_search;
+    const about = `HNSW (${m.ann.quantization}, M ${m.ann.connectivity}, efSearch ${ef}), ${opts.rescoreFactor}×top_k re-scored from ${m.vectors.dtype} vectors`;
+    return new AnnArm(
+      m.encoder.id,
+      vectors,
+      ann,
+      opts.rescoreFactor,
+      opts.searchThreads ?? availableParallelism(),
+      about,
+    );
   } catch (err) {
     vectors.close();
     throw err;
@@ -108,6 +129,7 @@ function dot(q: Float32Array, m: Float32Array, offset: number, dim: number): num
 }
 
 class ExactArm implements DenseArm {
+  readonly description: string;
   private readonly matrix: Float32Array;
   private readonly dim: number;
   private readonly n: number;
@@ -119,6 +141,7 @@ class ExactArm implements DenseArm {
     this.dim = vectors.dim;
     this.n = vectors.count;
     this.matrix = vectors.readRange(0, vectors.count);
+    this.description = `exact, ${this.n} ${vectors.dtype} vectors in memory`;
     vectors.close();
   }
 
@@ -150,6 +173,7 @@ class AnnArm implements DenseArm {
     private readonly ann: AnnIndex,
     private readonly rescoreFactor: number,
     private readonly threads: number,
+    readonly description: string,
   ) {}
 
   search(query: Float32Array, k: number, filter?: ChunkFilter): ScoredHit[] {
@@ -193,6 +217,58 @@ class AnnArm implements DenseArm {
     }
     return top.result();
   }
+}
+
+/**
+ * The IVF index's arm: the lists nearest the query are scanned for the `rescore` vectors of
+ * highest estimated inner product (ivf-index.ts), which are re-scored from the stored vectors.
+ * A small filter is searched exactly; a larger one scans more lists in proportion to its
+ * selectivity, and exactly where that leaves fewer than k.
+ */
+class IvfArm implements DenseArm {
+  constructor(
+    readonly encoderId: string,
+    private readonly vectors: VectorReader,
+    private readonly ivf: IvfIndex,
+    private readonly probes: number,
+    private readonly rescoreCount: number,
+    readonly description: string,
+  ) {}
+
+  search(query: Float32Array, k: number, filter?: ChunkFilter): ScoredHit[] {
+    checkDim(query, this.vectors.dim);
+    const want = Math.max(this.rescoreCount, 2 * k);
+    if (!filter) return rescoreExact(this.vectors, query, this.ivf.candidates(query, this.probes, want), k);
+    if (filter.nums.length <= EXACT_FILTER_MAX) return rescoreExact(this.vectors, query, filter.nums, k);
+    const widen = Math.min(16, Math.ceil(this.vectors.count / filter.nums.length));
+    const cand = this.ivf.candidates(query, this.probes * widen, want, filter);
+    if (cand.length >= k) return rescoreExact(this.vectors, query, cand, k);
+    return rescoreExact(this.vectors, query, filter.nums, k);
+  }
+
+  searchMany(queries: readonly Float32Array[], k: number, filter?: ChunkFilter): ScoredHit[][] {
+    return queries.map((q) => this.search(q, k, filter));
+  }
+
+  close(): void {
+    this.ivf.close();
+    this.vectors.close();
+  }
+}
+
+/** The exact top k of `nums` by the stored vectors' inner product with `query`. */
+function rescoreExact(
+  vectors: VectorReader,
+  query: Float32Array,
+  nums: ArrayLike<number> & Iterable<number>,
+  k: number,
+): ScoredHit[] {
+  const top = new TopK(Math.min(k, nums.length));
+  for (const num of nums) {
+    const s = vectors.dotRow(num, query);
+    if (top.accepts(s, num)) top.push(s, num);
+  }
+  return top.result();
 }
 
 function checkDim(q: Float32Array, dim: number): void {

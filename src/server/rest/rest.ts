@@ -78,8 +78,30 @@ function queryList(v: unknown, key: string, max: number): string[] {
   return v as string[];
 }
 
+/**
+ * `query_vectors`, when sent: a list of up to `max` lists of numbers (the retriever checks each
+ * against the index's dimension).
+ */
+function vectorList(v: unknown, max: number): number[][] | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.length === 0 || !v.every((x) => Array.isArray(x)))
+    throw new RetrieverError('BAD_INPUT', '"query_vectors" must be a list of vectors, each a list of numbers');
+  if (v.length > max)
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `"query_vectors" holds ${v.length} vectors; the limit is ${max} per request: split the batch`,
+    );
+  return v as number[][];
+}
+
 /** Runs the queries with the request's own name for its top-k field ("topk", "top_n") in errors. */
-async function run(ctx: RestContext, o: Record<string, unknown>, queries: string[], topKName: string) {
+async function run(
+  ctx: RestContext,
+  o: Record<string, unknown>,
+  queries: string[],
+  topKName: string,
+  vectors?: number[][],
+) {
   const topK = optInt(o, topKName);
   const mode = optMode(o);
   const corpus = optCorpus(o);
@@ -91,6 +113,7 @@ async function run(ctx: RestContext, o: Record<string, unknown>, queries: string
       filter: o['filter'],
       topKName,
       meter: answerMeter('rest'),
+      ...(vectors ? { vectors } : {}),
     }),
   );
 }
@@ -128,7 +151,16 @@ function retrieveQueries(o: Record<string, unknown>, max: number): string[] {
 }
 
 /** The fields each route takes (field-names.ts: anything else is a 400 naming the nearest). */
-const RETRIEVE_FIELDS = ['queries', 'query', 'topk', 'return_scores', 'corpus', 'mode', 'filter'] as const;
+const RETRIEVE_FIELDS = [
+  'queries',
+  'query',
+  'query_vectors',
+  'topk',
+  'return_scores',
+  'corpus',
+  'mode',
+  'filter',
+] as const;
 const FLASH_FIELDS = ['query', 'top_n', 'return_score', 'corpus', 'mode', 'filter'] as const;
 
 /**
@@ -149,9 +181,12 @@ export interface RestAnswer {
 export async function handleRetrieve(ctx: RestContext, body: unknown): Promise<RestAnswer> {
   const o = asObject(body);
   rejectUnknownFields('/retrieve', o, RETRIEVE_FIELDS);
-  const queries = retrieveQueries(o, ctx.maxBatchQueries);
+  const vectors = vectorList(o['query_vectors'], ctx.maxBatchQueries);
+  // with query vectors the text is optional: it adds BM25 (hybrid); alone, the search is dense
+  const queries =
+    vectors && o['queries'] === undefined && o['query'] === undefined ? [] : retrieveQueries(o, ctx.maxBatchQueries);
   const withScores = optBool(o, 'return_scores', false);
-  const results = await run(ctx, o, queries, 'topk');
+  const results = await run(ctx, o, queries, 'topk', vectors);
   const kind = scoreKind((results[0] as SearchResult).mode);
   const lists = results.map((r) => r.results.map((h) => (withScores ? { document: doc(h), score: h.score } : doc(h))));
   const after = withScores ? `],"score_kind":"${kind}"}` : ']}';

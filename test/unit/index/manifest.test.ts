@@ -23,13 +23,14 @@ describe('readManifest', () => {
     expect(INDEX_FORMAT_VERSION).toBe(2);
     expect(readManifest(withFormat(2), 'rebuild').format_version).toBe(2);
     expect(readManifest(withFormat(1), 'rebuild').format_version).toBe(1);
+    expect(readManifest(withFormat(3), 'rebuild').format_version).toBe(3);
   });
 
   it('refuses any other format, naming the ones it reads and the fix', () => {
-    for (const v of [0, 3]) {
+    for (const v of [0, 4]) {
       expect(() => readManifest(withFormat(v), 'run build-index again')).toThrow(
         new RegExp(
-          `index format ${v} \\(built by retriever-mcp 0\\.0\\.1\\) but this server reads formats 1 and 2 \\(it builds 2\\): run build-index again`,
+          `index format ${v} \\(built by retriever-mcp 0\\.0\\.1\\) but this server reads formats 1, 2, 3 \\(it builds 2, 3 with an IVF index\\): run build-index again`,
         ),
       );
     }

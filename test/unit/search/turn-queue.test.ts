@@ -49,9 +49,10 @@ describe('TurnQueue', () => {
     });
     const b = q.admit(() => order.push('start B'));
     const c = q.admit(() => order.push('start C'));
-    await (await started).next;
+    await (
+      await started
+    ).next;
     await Promise.all([b, c]);
     expect(order).toEqual(['start A', 'A step 2', 'start B', 'start C']);
   });
 });
-

@@ -28,6 +28,7 @@ const LIST_OUTPUT = jsonOnce(
         modes: z.array(z.enum(SEARCH_MODES)).optional(),
         default_mode: z.enum(SEARCH_MODES).optional(),
         encoder: z.string().nullable().optional(),
+        dense_index: z.string().optional().describe("the dense index's kind and search settings"),
         built_at: z.string().optional(),
         index_bytes: z.number().int().optional(),
         facets: z
@@ -73,6 +74,7 @@ export function registerListCorpora(ctx: ToolContext): void {
         modes: c.modes,
         default_mode: retriever.modeFor(c),
         encoder: c.manifest.dense?.encoder.id ?? null,
+        ...(c.kind === 'local' && c.dense ? { dense_index: c.dense.description } : {}),
         built_at: c.manifest.built_at,
         index_bytes: Object.values(c.manifest.files).reduce((s, f) => s + f.bytes, 0),
         facets: c.facets(),
@@ -80,7 +82,7 @@ export function registerListCorpora(ctx: ToolContext): void {
       const text = corpora
         .map(
           (c) =>
-            `${c.name}: ${c.chunks} passages from ${c.documents} documents (${c.format}); modes ${c.modes.join(', ')} (default ${c.default_mode}); encoder ${c.encoder ?? 'none'}; built ${c.built_at}` +
+            `${c.name}: ${c.chunks} passages from ${c.documents} documents (${c.format}); modes ${c.modes.join(', ')} (default ${c.default_mode}); encoder ${c.encoder ?? 'none'}${c.dense_index ? `; dense index ${c.dense_index}` : ''}; built ${c.built_at}` +
             facetLines(c.facets),
         )
         .join('\n');

@@ -16,6 +16,9 @@ import {
 import { denseModel, describeCorpora, describeTopK, noMatches, readySlot, toHitOut } from '../tool-helpers.js';
 import { answerMeter } from '../../answer-size.js';
 
+/** The longest query vector taken (e5-large and bge-large are 1,024-d; the largest models 4,096). */
+const MAX_VECTOR_DIM = 8192;
+
 export function registerSearch(ctx: ToolContext): void {
   const { server, slot } = ctx;
   const o = slot.opts;
@@ -27,6 +30,15 @@ export function registerSearch(ctx: ToolContext): void {
       mode: optionalArg(modeSchema(model)),
       filter: filterArg(),
       corpus: optionalArg(z.string().describe(`which corpus (default ${slot.names[0]})`)),
+      query_vector: optionalArg(
+        z
+          .array(z.number())
+          .min(1)
+          .max(MAX_VECTOR_DIM)
+          .describe(
+            "the query's embedding, computed elsewhere with the index's model, used by the dense arm instead of encoding `query` (for programs; models leave it out)",
+          ),
+      ),
     };
     return { shape, input: toolArgs(shape) };
   });
@@ -54,6 +66,7 @@ export function registerSearch(ctx: ToolContext): void {
           corpus: args.corpus,
           filter: args.filter,
           meter: answerMeter('mcp'),
+          ...(args.query_vector ? { vectors: [args.query_vector] } : {}),
         }),
       );
       const content =

@@ -1,0 +1,266 @@
+// AssemblyScript, compiled to dist/wasm/ivf-kernels.wasm by `npm run build`
+// (not by tsc: this file is excluded from tsconfig.json, eslint and prettier).
+//
+// The inner loops of the IVF index (src/index/dense/ivf-kernels.ts wraps them) in
+// WebAssembly SIMD:
+// - scanBlocks: the sums a query's 4-bit tables give a list's 1-bit codes, 16
+//   vectors at a time, by table lookups (i8x16.swizzle), as FAISS's and RaBitQ's
+//   "fast scan" do with pshufb;
+// - rotate: the index's random rotation of a batch of vectors: rounds of sign
+//   flips and Walsh-Hadamard transforms over two overlapping windows;
+// - encode: the sign bits of rotated rows, and the sum of their magnitudes.
+// Memory is raw: the TypeScript side places inputs at offsets of its choosing
+// (from `heapBase()` on) and reads outputs back; nothing is allocated here.
+
+export function heapBase(): usize {
+  return __heap_base;
+}
+
+/**
+ * For `blocks` blocks of 16 codes: codes hold, per block, `pairs` rows of 16
+ * bytes (byte j of row p is vector j's code byte p: dims 8p..8p+3 in its low
+ * nibble, 8p+4..8p+7 in its high one); `lut` holds, per row, the two 16-entry
+ * tables of those nibbles (entries ≤ 127, so two add up within a byte); `out`
+ * gets each vector's sum as a u16, block after block.
+ */
+export function scanBlocks(codes: usize, blocks: u32, pairs: u32, lut: usize, out: usize): void {
+  const low = i8x16.splat(0x0f);
+  const stride = <usize>pairs * 16;
+  let b: u32 = 0;
+  // two blocks a pass: each table is loaded once for both
+  for (; b + 1 < blocks; b += 2) {
+    let a0 = i16x8.splat(0);
+    let a1 = i16x8.splat(0);
+    let b0 = i16x8.splat(0);
+    let b1 = i16x8.splat(0);
+    let c = codes + <usize>b * stride;
+    let t = lut;
+    for (let p: u32 = 0; p < pairs; p++) {
+      const tl = v128.load(t);
+      const th = v128.load(t, 16);
+      const v = v128.load(c);
+      const w = v128.load(c + stride);
+      const s = i8x16.add(i8x16.swizzle(tl, v128.and(v, low)), i8x16.swizzle(th, i8x16.shr_u(v, 4)));
+      const z = i8x16.add(i8x16.swizzle(tl, v128.and(w, low)), i8x16.swizzle(th, i8x16.shr_u(w, 4)));
+      a0 = i16x8.add(a0, i16x8.extend_low_i8x16_u(s));
+      a1 = i16x8.add(a1, i16x8.extend_high_i8x16_u(s));
+      b0 = i16x8.add(b0, i16x8.extend_low_i8x16_u(z));
+      b1 = i16x8.add(b1, i16x8.extend_high_i8x16_u(z));
+      c += 16;
+      t += 32;
+    }
+    const o = out + <usize>b * 32;
+    v128.store(o, a0);
+    v128.store(o, a1, 16);
+    v128.store(o, b0, 32);
+    v128.store(o, b1, 48);
+  }
+  for (; b < blocks; b++) {
+    let a0 = i16x8.splat(0);
+    let a1 = i16x8.splat(0);
+    let c = codes + <usize>b * stride;
+    let t = lut;
+    for (let p: u32 = 0; p < pairs; p++) {
+      const v = v128.load(c);
+      const s = i8x16.add(
+        i8x16.swizzle(v128.load(t), v128.and(v, low)),
+        i8x16.swizzle(v128.load(t, 16), i8x16.shr_u(v, 4)),
+      );
+      a0 = i16x8.add(a0, i16x8.extend_low_i8x16_u(s));
+      a1 = i16x8.add(a1, i16x8.extend_high_i8x16_u(s));
+      c += 16;
+      t += 32;
+    }
+    const o = out + <usize>b * 32;
+    v128.store(o, a0);
+    v128.store(o, a1, 16);
+  }
+}
+
+/** An in-place Walsh-Hadamard transform of `n` floats at `p` (n a power of two, ≥ 8), scaled by 1/sqrt(n). */
+function hadamard(p: usize, n: u32): void {
+  for (let i: u32 = 0; i < n; i += 4) {
+    const q = p + <usize>i * 4;
+    const a0 = load<f32>(q);
+    const a1 = load<f32>(q, 4);
+    const a2 = load<f32>(q, 8);
+    const a3 = load<f32>(q, 12);
+    const b0 = a0 + a1;
+    const b1 = a0 - a1;
+    const b2 = a2 + a3;
+    const b3 = a2 - a3;
+    store<f32>(q, b0 + b2);
+    store<f32>(q, b1 + b3, 4);
+    store<f32>(q, b0 - b2, 8);
+    store<f32>(q, b1 - b3, 12);
+  }
+  for (let h: u32 = 4; h < n; h <<= 1) {
+    for (let i: u32 = 0; i < n; i += h << 1) {
+      for (let j: u32 = i; j < i + h; j += 4) {
+        const a = p + <usize>j * 4;
+        const b = a + <usize>h * 4;
+        const u = v128.load(a);
+        const w = v128.load(b);
+        v128.store(a, f32x4.add(u, w));
+        v128.store(b, f32x4.sub(u, w));
+      }
+    }
+  }
+  const scale = f32x4.splat(<f32>(1.0 / Math.sqrt(<f64>n)));
+  for (let i: u32 = 0; i < n; i += 4) {
+    const q = p + <usize>i * 4;
+    v128.store(q, f32x4.mul(v128.load(q), scale));
+  }
+}
+
+/**
+ * Rotates `n` rows of `dim` floats in place (dim a multiple of 8): for each round
+ * r, the row times the round's signs (dim floats at signs + r·dim·4), then a
+ * Walsh-Hadamard transform of the window [0, w) on even rounds and [dim − w, dim)
+ * on odd ones, w the largest power of two ≤ dim. Each step is orthogonal; where
+ * dim is not a power of two the two windows overlap, and every coordinate mixes
+ * with every other after two rounds.
+ */
+export function rotate(x: usize, n: u32, dim: u32, window: u32, rounds: u32, signs: usize): void {
+  for (let v: u32 = 0; v < n; v++) {
+    const row = x + <usize>v * dim * 4;
+    for (let r: u32 = 0; r < rounds; r++) {
+      const sg = signs + <usize>r * dim * 4;
+      for (let i: u32 = 0; i < dim; i += 4) {
+        const q = row + <usize>i * 4;
+        v128.store(q, f32x4.mul(v128.load(q), v128.load(sg + <usize>i * 4)));
+      }
+      hadamard(row + <usize>((r & 1) == 0 ? 0 : dim - window) * 4, window);
+    }
+  }
+}
+
+/**
+ * The codes of `n` rotated rows of `dim` floats: bit k of byte i is set when
+ * coordinate 8i + k is positive (dim / 8 bytes a row, at codes + v·dim/8), and
+ * each row's sum of absolute coordinates (f32 at sums + v·4).
+ */
+export function encode(x: usize, n: u32, dim: u32, codes: usize, sums: usize): void {
+  const bytes = dim >> 3;
+  for (let v: u32 = 0; v < n; v++) {
+    const row = x + <usize>v * dim * 4;
+    const code = codes + <usize>v * bytes;
+    let abs = f32x4.splat(0);
+    for (let i: u32 = 0; i < bytes; i++) {
+      const a = v128.load(row + <usize>i * 32);
+      const b = v128.load(row + <usize>i * 32, 16);
+      abs = f32x4.add(abs, f32x4.add(f32x4.abs(a), f32x4.abs(b)));
+      const m = i32x4.bitmask(f32x4.gt(a, f32x4.splat(0))) | (i32x4.bitmask(f32x4.gt(b, f32x4.splat(0))) << 4);
+      store<u8>(code + <usize>i, <u8>m);
+    }
+    store<f32>(
+      sums + <usize>v * 4,
+      f32x4.extract_lane(abs, 0) + f32x4.extract_lane(abs, 1) + f32x4.extract_lane(abs, 2) + f32x4.extract_lane(abs, 3),
+    );
+  }
+}
+
+@inline
+function hsum(a: v128): f32 {
+  return f32x4.extract_lane(a, 0) + f32x4.extract_lane(a, 1) + f32x4.extract_lane(a, 2) + f32x4.extract_lane(a, 3);
+}
+
+/**
+ * For each of `n` rows of `q` (dim floats, dim a multiple of 4), the row of `c` among `k` with the
+ * highest q·c + bias (bias: k floats; −‖c‖²/2 makes it the nearest by L2): its index (u32 at
+ * out) and that score (f32 at score), written only where it beats what `score` already holds
+ * (the caller starts it at −∞, and may call again with other rows of `c`, indices offset by
+ * `first`). Two rows of q against four of c at a time: eight sums stay in registers.
+ */
+export function nearest(q: usize, n: u32, c: usize, k: u32, dim: u32, bias: usize, first: u32, out: usize, score: usize): void {
+  const rowBytes = <usize>dim * 4;
+  for (let i: u32 = 0; i < n; i += 2) {
+    const two = i + 1 < n;
+    const q0 = q + <usize>i * rowBytes;
+    const q1 = two ? q0 + rowBytes : q0;
+    let b0 = load<f32>(score + <usize>i * 4);
+    let b1 = two ? load<f32>(score + <usize>(i + 1) * 4) : b0;
+    let j0 = load<u32>(out + <usize>i * 4);
+    let j1 = two ? load<u32>(out + <usize>(i + 1) * 4) : j0;
+    for (let j: u32 = 0; j < k; j += 4) {
+      const m = k - j < 4 ? k - j : 4;
+      const c0 = c + <usize>j * rowBytes;
+      const c1 = m > 1 ? c0 + rowBytes : c0;
+      const c2 = m > 2 ? c0 + 2 * rowBytes : c0;
+      const c3 = m > 3 ? c0 + 3 * rowBytes : c0;
+      let a00 = f32x4.splat(0);
+      let a01 = f32x4.splat(0);
+      let a02 = f32x4.splat(0);
+      let a03 = f32x4.splat(0);
+      let a10 = f32x4.splat(0);
+      let a11 = f32x4.splat(0);
+      let a12 = f32x4.splat(0);
+      let a13 = f32x4.splat(0);
+      for (let o: usize = 0; o < rowBytes; o += 16) {
+        const x0 = v128.load(q0 + o);
+        const x1 = v128.load(q1 + o);
+        const y0 = v128.load(c0 + o);
+        const y1 = v128.load(c1 + o);
+        const y2 = v128.load(c2 + o);
+        const y3 = v128.load(c3 + o);
+        a00 = f32x4.add(a00, f32x4.mul(x0, y0));
+        a01 = f32x4.add(a01, f32x4.mul(x0, y1));
+        a02 = f32x4.add(a02, f32x4.mul(x0, y2));
+        a03 = f32x4.add(a03, f32x4.mul(x0, y3));
+        a10 = f32x4.add(a10, f32x4.mul(x1, y0));
+        a11 = f32x4.add(a11, f32x4.mul(x1, y1));
+        a12 = f32x4.add(a12, f32x4.mul(x1, y2));
+        a13 = f32x4.add(a13, f32x4.mul(x1, y3));
+      }
+      const bb = bias + <usize>j * 4;
+      const s0: f32 = hsum(a00) + load<f32>(bb);
+      const t0: f32 = hsum(a10) + load<f32>(bb);
+      if (s0 > b0) { b0 = s0; j0 = first + j; }
+      if (t0 > b1) { b1 = t0; j1 = first + j; }
+      if (m > 1) {
+        const s1: f32 = hsum(a01) + load<f32>(bb, 4);
+        const t1: f32 = hsum(a11) + load<f32>(bb, 4);
+        if (s1 > b0) { b0 = s1; j0 = first + j + 1; }
+        if (t1 > b1) { b1 = t1; j1 = first + j + 1; }
+      }
+      if (m > 2) {
+        const s2: f32 = hsum(a02) + load<f32>(bb, 8);
+        const t2: f32 = hsum(a12) + load<f32>(bb, 8);
+        if (s2 > b0) { b0 = s2; j0 = first + j + 2; }
+        if (t2 > b1) { b1 = t2; j1 = first + j + 2; }
+      }
+      if (m > 3) {
+        const s3: f32 = hsum(a03) + load<f32>(bb, 12);
+        const t3: f32 = hsum(a13) + load<f32>(bb, 12);
+        if (s3 > b0) { b0 = s3; j0 = first + j + 3; }
+        if (t3 > b1) { b1 = t3; j1 = first + j + 3; }
+      }
+    }
+    store<f32>(score + <usize>i * 4, b0);
+    store<u32>(out + <usize>i * 4, j0);
+    if (two) {
+      store<f32>(score + <usize>(i + 1) * 4, b1);
+      store<u32>(out + <usize>(i + 1) * 4, j1);
+    }
+  }
+}
+
+/** out[i·k + j] = q_i · c_j + bias_j for `n` rows of q and `k` of c (dim floats each, dim a multiple of 4). */
+export function dots(q: usize, n: u32, c: usize, k: u32, dim: u32, bias: usize, out: usize): void {
+  const rowBytes = <usize>dim * 4;
+  for (let i: u32 = 0; i < n; i++) {
+    const qi = q + <usize>i * rowBytes;
+    for (let j: u32 = 0; j < k; j++) {
+      const cj = c + <usize>j * rowBytes;
+      let a = f32x4.splat(0);
+      let b = f32x4.splat(0);
+      let o: usize = 0;
+      for (; o + 32 <= rowBytes; o += 32) {
+        a = f32x4.add(a, f32x4.mul(v128.load(qi + o), v128.load(cj + o)));
+        b = f32x4.add(b, f32x4.mul(v128.load(qi + o, 16), v128.load(cj + o, 16)));
+      }
+      for (; o < rowBytes; o += 16) a = f32x4.add(a, f32x4.mul(v128.load(qi + o), v128.load(cj + o)));
+      store<f32>(out + (<usize>i * k + j) * 4, hsum(f32x4.add(a, b)) + load<f32>(bias + <usize>j * 4));
+    }
+  }
+}
