@@ -25,6 +25,8 @@ export async function runMain(prog: string, main: () => Promise<void>): Promise<
       process.stderr.write(`${err.stack}\n`);
     }
     process.exitCode = isRetrieverError(err, 'BAD_INPUT') ? 2 : 1;
+    // a command that failed ends, whatever handle a half-done start left open
+    exitWhenDone(prog);
   }
 }
 

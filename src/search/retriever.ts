@@ -108,6 +108,11 @@ export class Retriever {
     await Promise.all([...new Set(this.encoders.values())].map((e) => e.close?.()));
   }
 
+  /** Whether a corpus's text queries can reach its dense arm (its query encoder is loaded). */
+  hasEncoder(name: string): boolean {
+    return this.encoders.has(name);
+  }
+
   get defaultCorpus(): ServedCorpus {
     return this.corpora[0] as ServedCorpus;
   }

@@ -39,12 +39,15 @@ export async function serveHttp(opts: ServeHttpOptions): Promise<void> {
 
   let stop: (why: string) => void = () => {};
   const stopped = new Promise<string>((resolve) => (stop = resolve));
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  const onTerm = (): void => stop('SIGTERM');
+  const onInt = (): void => stop('SIGINT');
+  process.once('SIGTERM', onTerm);
+  process.once('SIGINT', onInt);
 
   const loading = opts.load();
+  let loaded: Retriever | undefined;
   try {
-    const loaded = await Promise.race([loading, stopped.then(() => undefined)]);
+    loaded = await Promise.race([loading, stopped.then(() => undefined)]);
     if (loaded) {
       const t0 = performance.now();
       await warmUp(loaded);
@@ -55,6 +58,11 @@ export async function serveHttp(opts: ServeHttpOptions): Promise<void> {
     opts.slot.fail(err as Error);
     server.close();
     server.closeAllConnections();
+    // nothing may keep a server that failed to start alive: its corpora (their threads) and the
+    // signal handlers (a SIGTERM it caught and then ignored left it running for good)
+    await loaded?.close().catch(() => undefined);
+    process.off('SIGTERM', onTerm);
+    process.off('SIGINT', onInt);
     throw err;
   }
 
@@ -91,10 +99,21 @@ function listen(server: Server, host: string, port: number): Promise<void> {
   });
 }
 
-/** One query per corpus and mode: JIT, page cache and encoder are hot before /ready says so. */
+/**
+ * One query per corpus and mode: JIT, page cache and encoder are hot before /ready says so. A
+ * corpus served without its encoder warms its dense arm with a query vector, and skips hybrid.
+ */
 async function warmUp(r: Retriever): Promise<void> {
   for (const c of r.corpora) {
-    for (const mode of c.modes)
-      await r.search({ query: 'warm up the retrieval indexes', topK: 10, mode, corpus: c.name });
+    const encoded = r.hasEncoder(c.name);
+    const dim = c.manifest.dense?.encoder.dim ?? 0;
+    for (const mode of c.modes) {
+      if (mode === 'bm25' || encoded) {
+        await r.search({ query: 'warm up the retrieval indexes', topK: 10, mode, corpus: c.name });
+      } else if (mode === 'dense' && c.kind === 'local') {
+        const unit = Array.from({ length: dim }, (_, i) => (i === 0 ? 1 : 0));
+        await r.search({ query: '', vectors: [unit], topK: 10, mode, corpus: c.name });
+      }
+    }
   }
 }
