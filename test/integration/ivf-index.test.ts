@@ -181,6 +181,16 @@ describe('IVF index of 1-bit codes', () => {
     expect(readFileSync(path).equals(readFileSync(join(tmp.dir, 'dense.ivf')))).toBe(true);
   });
 
+  it('builds the same bytes on two threads as on one', async () => {
+    const r = new VectorReader(vecPath, DIM, 'f32', N);
+    try {
+      await buildIvf(r, join(tmp.dir, 'two.ivf'), { lists: LISTS, threads: 2 });
+    } finally {
+      r.close();
+    }
+    expect(readFileSync(join(tmp.dir, 'two.ivf')).equals(readFileSync(join(tmp.dir, 'dense.ivf')))).toBe(true);
+  });
+
   it('searches within a filter: only allowed chunks, scanning more lists, exactly where few are allowed', () => {
     const arm = openDenseArm(tmp.dir, manifest(ivfAnn(8, 200)), 'rebuild', { mmap: false, rescoreFactor: 4 });
     try {

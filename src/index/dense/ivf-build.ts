@@ -4,6 +4,8 @@ import { preadFully, pwriteFullyAsync } from '../../util/pread.js';
 import { fsyncPath } from '../../util/fs-durable.js';
 import { encodeHeader, layout, listOffsets, type IvfHeader } from './ivf-format.js';
 import { IvfKernels } from './ivf-kernels.js';
+import { encodeRows, recordBytes } from './ivf-encode.js';
+import { IvfPool } from './ivf-pool.js';
 import { Quantizer, trainMeans, type QuantizerMeans } from './ivf-quantizer.js';
 import type { VectorReader } from './vectors-file.js';
 
@@ -49,20 +51,44 @@ export async function buildIvf(reader: VectorReader, path: string, opts: IvfBuil
   }
   const shape = layout(dim, rounds, 1, new Uint32Array(lists));
   const signs = rotationSigns(rounds, shape.dimPadded);
-  const trainKernels = new IvfKernels(shape.dimPadded, shape.window, rounds, signs, 1);
-  const kept = opts.resume ? loadMeans(meansPath, lists, shape.dimPadded) : undefined;
-  // records are of the means they were made with: new means, new records
-  if (!kept) rmSync(recordsPath, { force: true });
-  const means = kept ?? (await train(reader, lists, shape.dimPadded, trainKernels, opts));
-  if (!kept) await saveMeans(meansPath, means);
-  const kernels = new IvfKernels(shape.dimPadded, shape.window, rounds, signs, 1);
-  const quantizer = new Quantizer(kernels, means);
-  const sizes = await encodeAll(reader, quantizer, kernels, means, shape, recordsPath, opts);
-  const head = layout(dim, rounds, quantizer.coarseCount, sizes);
-  await writeIndex(path, head, means, signs, sizes, recordsPath, opts);
-  rmSync(recordsPath, { force: true });
-  rmSync(meansPath, { force: true });
-  return head;
+  const pool =
+    opts.threads > 1
+      ? new IvfPool(opts.threads, {
+          shape,
+          signs,
+          vectors: { path: reader.path, dtype: reader.dtype, count: reader.count },
+        })
+      : undefined;
+  try {
+    const trainKernels = new IvfKernels(shape.dimPadded, shape.window, rounds, signs, 1);
+    const kept = opts.resume ? loadMeans(meansPath, lists, shape.dimPadded) : undefined;
+    // records are of the means they were made with: new means, new records
+    if (!kept) rmSync(recordsPath, { force: true });
+    const means = kept ?? (await train(reader, lists, shape.dimPadded, trainKernels, pool, opts));
+    if (!kept) await saveMeans(meansPath, means);
+    const kernels = new IvfKernels(shape.dimPadded, shape.window, rounds, signs, 1);
+    const quantizer = new Quantizer(kernels, means);
+    const encode = pool
+      ? (await pool.setMeans(means), (start: number, count: number) => pool.encode(start, count))
+      : (start: number, count: number) =>
+          Promise.resolve(encodeRows(reader.readRange(start, count), dim, shape, quantizer, kernels, means));
+    const sizes = await encodeAll(
+      reader.count,
+      quantizer.lists,
+      encode,
+      pool ? 2 * pool.size : 1,
+      shape,
+      recordsPath,
+      opts,
+    );
+    const head = layout(dim, rounds, quantizer.coarseCount, sizes);
+    await writeIndex(path, head, means, signs, sizes, recordsPath, opts);
+    rmSync(recordsPath, { force: true });
+    rmSync(meansPath, { force: true });
+    return head;
+  } finally {
+    await pool?.close();
+  }
 }
 
 async function train(
@@ -70,6 +96,7 @@ async function train(
   lists: number,
   dimPadded: number,
   kernels: IvfKernels,
+  pool: IvfPool | undefined,
   opts: IvfBuildOptions,
 ): Promise<QuantizerMeans> {
   const n = reader.count;
@@ -92,6 +119,7 @@ async function train(
   }
   return trainMeans(sample, lists, {
     kernels,
+    ...(pool ? { nearest: (points, means) => pool.nearest(points, means) } : {}),
     ...(opts.signal ? { signal: opts.signal } : {}),
     onProgress: (d) => opts.onProgress?.('train', 0.2 + 0.8 * d),
   });
@@ -113,64 +141,52 @@ function rotationSigns(rounds: number, dimPadded: number): Float32Array {
 }
 
 /**
- * Assigns and encodes every vector into `recordsPath`: per vector, its code bytes, its factor
- * (f32) and its list (u32), in num order. The whole records already there are kept (resume).
+ * Encodes every vector into `recordsPath` (encode-rows.ts records), in num order, `inFlight`
+ * batches at a time (a pool's threads work while this thread writes). The whole records already
+ * there are kept (resume).
  */
 async function encodeAll(
-  reader: VectorReader,
-  quantizer: Quantizer,
-  kernels: IvfKernels,
-  means: QuantizerMeans,
+  n: number,
+  lists: number,
+  encode: (start: number, count: number) => Promise<{ records: Uint8Array; lists: Uint32Array }>,
+  inFlight: number,
   shape: IvfHeader,
   recordsPath: string,
   opts: IvfBuildOptions,
 ): Promise<Uint32Array> {
-  const { dim, dimPadded } = shape;
-  const lists = quantizer.lists;
-  const codeBytes = dimPadded / 8;
-  const rec = codeBytes + 8;
-  const n = reader.count;
+  const codeBytes = shape.dimPadded / 8;
+  const rec = recordBytes(shape.dimPadded);
   const sizes = new Uint32Array(lists);
-  const fine = means.fine;
   const fd = openSync(recordsPath, existsSync(recordsPath) ? 'r+' : 'w+');
+  const batch = inFlight > 1 ? BATCH / 2 : BATCH;
+  const queue: Array<{ start: number; done: Promise<{ records: Uint8Array; lists: Uint32Array }> }> = [];
   try {
     const kept = Math.min(n, Math.floor(fstatSync(fd).size / rec));
     ftruncateSync(fd, kept * rec);
     countKept(fd, kept, rec, codeBytes, sizes);
-    for (let start = kept; start < n; start += BATCH) {
-      await new Promise((r) => setImmediate(r));
+    let next = kept;
+    const fill = (): void => {
+      while (queue.length < inFlight && next < n) {
+        const m = Math.min(batch, n - next);
+        const done = encode(next, m);
+        done.catch(() => undefined); // awaited in order below
+        queue.push({ start: next, done });
+        next += m;
+      }
+    };
+    fill();
+    while (queue.length > 0) {
       opts.signal?.throwIfAborted();
-      const m = Math.min(BATCH, n - start);
-      const raw = reader.readRange(start, m);
-      const rows = new Float32Array(m * dimPadded);
-      for (let i = 0; i < m; i++) rows.set(raw.subarray(i * dim, (i + 1) * dim), i * dimPadded);
-      const assigned = quantizer.assign(rows);
-      const norms = new Float64Array(m);
-      for (let i = 0; i < m; i++) {
-        const c = (assigned[i] as number) * dimPadded;
-        let s = 0;
-        for (let d = 0; d < dimPadded; d++) {
-          const r = (rows[i * dimPadded + d] as number) - (fine[c + d] as number);
-          rows[i * dimPadded + d] = r;
-          s += r * r;
-        }
-        norms[i] = s;
-      }
-      const { codes, sums } = kernels.rotateEncode(rows);
-      const out = Buffer.alloc(m * rec);
-      for (let i = 0; i < m; i++) {
-        const l = assigned[i] as number;
-        out.set(codes.subarray(i * codeBytes, (i + 1) * codeBytes), i * rec);
-        const sum = sums[i] as number;
-        // ‖r‖² / Σ|r'ᵢ|: est = <c, q> + factor · (2·Σ_{bits set} q'ᵢ − Σ q'ᵢ) (ivf-index.ts)
-        out.writeFloatLE(sum > 0 ? (norms[i] as number) / sum : 0, i * rec + codeBytes);
-        out.writeUInt32LE(l, i * rec + codeBytes + 4);
-        sizes[l] = (sizes[l] as number) + 1;
-      }
-      await pwriteFullyAsync(fd, out, start * rec);
-      opts.onProgress?.('encode', (start + m) / n);
+      const head = queue.shift() as (typeof queue)[number];
+      const { records, lists: got } = await head.done;
+      fill();
+      for (const l of got) sizes[l] = (sizes[l] as number) + 1;
+      await pwriteFullyAsync(fd, records, head.start * rec);
+      opts.onProgress?.('encode', (head.start + got.length) / n);
     }
+    opts.signal?.throwIfAborted();
   } finally {
+    await Promise.allSettled(queue.map((q) => q.done));
     closeSync(fd);
   }
   return sizes;

@@ -30,6 +30,17 @@ interface KernelExports {
     score: number,
   ): void;
   dots(q: number, n: number, c: number, k: number, dim: number, bias: number, out: number): void;
+  nearestTwo(
+    q: number,
+    n: number,
+    c: number,
+    k: number,
+    dim: number,
+    bias: number,
+    first: number,
+    out: number,
+    score: number,
+  ): void;
 }
 
 /** Candidate centroids held in the kernels' memory: rows, and their biases (−‖c‖²/2). */
@@ -148,6 +159,28 @@ export class IvfKernels {
     );
     best.set(new Uint32Array(buf, this.workAt + outAt, n));
     score.set(new Float32Array(buf, this.workAt + scoreAt, n));
+  }
+
+  /** The two nearest of resident rows [from, from + count) to each row: indices in `r`, best first, two a row. */
+  nearestTwoResident(rows: Float32Array, r: Resident, from: number, count: number): Uint32Array {
+    const n = rows.length / this.dim;
+    const outAt = align(rows.byteLength);
+    const scoreAt = align(outAt + n * 8);
+    this.reserveWork(scoreAt + n * 8);
+    const buf = this.x.memory.buffer;
+    new Float32Array(buf, this.workAt, rows.length).set(rows);
+    this.x.nearestTwo(
+      this.workAt,
+      n,
+      r.at + from * this.dim * 4,
+      count,
+      this.dim,
+      r.biasAt + from * 4,
+      from,
+      this.workAt + outAt,
+      this.workAt + scoreAt,
+    );
+    return new Uint32Array(buf, this.workAt + outAt, n * 2).slice();
   }
 
   /** Every row's score against resident rows [from, from + count): q·c − ‖c‖²/2, row-major (n × count). */

@@ -1,5 +1,5 @@
 import type { IvfKernels, Resident } from './ivf-kernels.js';
-import { apportion, assign, lloyd } from './kmeans.js';
+import { apportion, assign, lloyd, type KmeansOptions } from './kmeans.js';
 
 /** Above this many lists, two levels: √lists coarse means, each with the lists of its part. */
 const FLAT_MAX = 1024;
@@ -19,11 +19,7 @@ export interface QuantizerMeans {
  * proportion to its size), since an assignment to 16,384 means of 393k rows is 5·10¹²
  * multiply-adds an iteration, and to √16,384 + about as many a hundredth of that.
  */
-export async function trainMeans(
-  sample: Float32Array,
-  lists: number,
-  opts: { kernels: IvfKernels; signal?: AbortSignal; onProgress?: (done: number) => void },
-): Promise<QuantizerMeans> {
+export async function trainMeans(sample: Float32Array, lists: number, opts: KmeansOptions): Promise<QuantizerMeans> {
   const dim = opts.kernels.dim;
   const n = sample.length / dim;
   if (lists <= FLAT_MAX) {
@@ -54,7 +50,8 @@ export async function trainMeans(
     if (kj === 0) continue;
     const sub = new Float32Array(g.length * dim);
     g.forEach((row, i) => sub.set(sample.subarray(row * dim, (row + 1) * dim), i * dim));
-    const means = await lloyd(sub, kj, opts);
+    const { onProgress: _whole, ...quiet } = opts;
+    const means = await lloyd(sub, kj, quiet);
     for (let c = 0; c < kj; c++) {
       // a part with fewer rows than lists repeats its last mean (an empty list costs nothing)
       const from = Math.min(c, means.length / dim - 1);
@@ -102,14 +99,12 @@ export class Quantizer {
       this.kernels.nearestResident(rows, this.fine, 0, this.fine.count, best, score);
       return best;
     }
-    const cs = this.kernels.scoresResident(rows, this.coarse, 0, k1);
     const picks = Math.min(ASSIGN_COARSE, k1);
-    const chosen = new Uint32Array(n * picks);
-    for (let i = 0; i < n; i++) topIndices(cs, i * k1, k1, picks, chosen, i * picks);
+    const chosen = this.kernels.nearestTwoResident(rows, this.coarse, 0, k1);
     for (let p = 0; p < picks; p++) {
       const groups = new Map<number, number[]>();
       for (let i = 0; i < n; i++) {
-        const j = chosen[i * picks + p] as number;
+        const j = chosen[i * 2 + p] as number;
         let g = groups.get(j);
         if (!g) groups.set(j, (g = []));
         g.push(i);
@@ -160,25 +155,5 @@ export class Quantizer {
     }
     cand.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
     return Uint32Array.from(cand.slice(0, probes), (c) => c[1]);
-  }
-}
-
-/** The indices of the `k` largest of scores[from, from + n), largest first, into out[at …]. */
-function topIndices(scores: Float32Array, from: number, n: number, k: number, out: Uint32Array, at: number): void {
-  for (let t = 0; t < k; t++) {
-    let best = -1;
-    let bs = -Infinity;
-    for (let j = 0; j < n; j++) {
-      const s = scores[from + j] as number;
-      if (s > bs) {
-        let taken = false;
-        for (let u = 0; u < t; u++) if (out[at + u] === j) taken = true;
-        if (!taken) {
-          bs = s;
-          best = j;
-        }
-      }
-    }
-    out[at + t] = Math.max(0, best);
   }
 }

@@ -7,6 +7,8 @@ const CHUNK = 8192;
 
 export interface KmeansOptions {
   kernels: IvfKernels;
+  /** Labels rows by their nearest mean elsewhere (worker threads); by default on `kernels`. */
+  nearest?: (points: Float32Array, means: Float32Array) => Promise<Uint32Array>;
   signal?: AbortSignal;
   /** Hears each iteration's end: the share of this run done, 0 to 1. */
   onProgress?: (done: number) => void;
@@ -66,6 +68,19 @@ export async function assign(
 ): Promise<void> {
   const dim = opts.kernels.dim;
   const n = points.length / dim;
+  const nearest = opts.nearest;
+  if (nearest) {
+    // every chunk in flight at once: the pool spreads them over its threads
+    const parts: Array<Promise<void>> = [];
+    for (let at = 0; at < n; at += CHUNK) {
+      const m = Math.min(CHUNK, n - at);
+      const from = at;
+      parts.push(nearest(points.slice(at * dim, (at + m) * dim), means).then((l) => labels.set(l, from)));
+    }
+    await Promise.all(parts);
+    opts.signal?.throwIfAborted();
+    return;
+  }
   for (let at = 0; at < n; at += CHUNK) {
     await new Promise((r) => setImmediate(r));
     opts.signal?.throwIfAborted();

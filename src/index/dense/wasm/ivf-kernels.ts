@@ -264,3 +264,54 @@ export function dots(q: usize, n: u32, c: usize, k: u32, dim: u32, bias: usize, 
     }
   }
 }
+
+/**
+ * `nearest` for the two best rows of `c` per row of `q`: out holds two u32 and score two f32 per
+ * row (best first), written from scratch (indices offset by `first`).
+ */
+export function nearestTwo(q: usize, n: u32, c: usize, k: u32, dim: u32, bias: usize, first: u32, out: usize, score: usize): void {
+  const rowBytes = <usize>dim * 4;
+  for (let i: u32 = 0; i < n; i++) {
+    const qi = q + <usize>i * rowBytes;
+    let s1: f32 = -Infinity;
+    let s2: f32 = -Infinity;
+    let j1: u32 = 0;
+    let j2: u32 = 0;
+    for (let j: u32 = 0; j < k; j += 4) {
+      const m = k - j < 4 ? k - j : 4;
+      const c0 = c + <usize>j * rowBytes;
+      const c1 = m > 1 ? c0 + rowBytes : c0;
+      const c2 = m > 2 ? c0 + 2 * rowBytes : c0;
+      const c3 = m > 3 ? c0 + 3 * rowBytes : c0;
+      let a0 = f32x4.splat(0);
+      let a1 = f32x4.splat(0);
+      let a2 = f32x4.splat(0);
+      let a3 = f32x4.splat(0);
+      for (let o: usize = 0; o < rowBytes; o += 16) {
+        const x = v128.load(qi + o);
+        a0 = f32x4.add(a0, f32x4.mul(x, v128.load(c0 + o)));
+        a1 = f32x4.add(a1, f32x4.mul(x, v128.load(c1 + o)));
+        a2 = f32x4.add(a2, f32x4.mul(x, v128.load(c2 + o)));
+        a3 = f32x4.add(a3, f32x4.mul(x, v128.load(c3 + o)));
+      }
+      const bb = bias + <usize>j * 4;
+      for (let t: u32 = 0; t < m; t++) {
+        const s: f32 =
+          (t == 0 ? hsum(a0) : t == 1 ? hsum(a1) : t == 2 ? hsum(a2) : hsum(a3)) + load<f32>(bb + <usize>t * 4);
+        if (s > s1) {
+          s2 = s1;
+          j2 = j1;
+          s1 = s;
+          j1 = first + j + t;
+        } else if (s > s2) {
+          s2 = s;
+          j2 = first + j + t;
+        }
+      }
+    }
+    store<u32>(out + <usize>i * 8, j1);
+    store<u32>(out + <usize>i * 8, j2, 4);
+    store<f32>(score + <usize>i * 8, s1);
+    store<f32>(score + <usize>i * 8, s2, 4);
+  }
+}
