@@ -63,7 +63,8 @@ export interface BuildCorpusOptions {
   maxPostingsInMemory: number;
   threads: number;
   dense: DenseBuildOptions | null;
-  resume: boolean;
+  /** true: continue an interrupted build or fail; false: start over; 'auto': continue one when there is one. */
+  resume: boolean | 'auto';
   /** The command that rebuilds this index, recorded in its manifest for error hints. */
   rebuildCommand: string;
   hub: HubConfig;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describeError, isRetrieverError, printable, RetrieverError } from '../errors.js';
 import { Bm25Builder, postingsPerThread } from '../index/bm25/bm25-builder.js';
@@ -72,7 +72,11 @@ export interface BuildOptions {
   /** The `files` format: which files of the folder to read (ingest/files/walk.ts). */
   folder?: FolderOptions;
   dense: DensePhase | null;
-  resume: boolean;
+  /**
+   * Continue an interrupted build of the same input and options: true requires one (and says
+   * why not), false starts over, 'auto' continues one when it is there and says so.
+   */
+  resume: boolean | 'auto';
   rebuildCommand: string;
   log: Logger;
   progress: boolean;
@@ -163,10 +167,9 @@ async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
   const input = resolve(opts.input);
   const source = describeSource(opts.format, input, opts.folder);
   const key = stateKey({ ...opts, dense: opts.dense?.fingerprint ?? null }, input, source.stamp);
-  const { dir, resumed } = preparePartial(opts.indexDir, opts.name, opts.resume);
+  const { dir, resumed } = preparePartial(opts.indexDir, opts.name, resumeOrNot(opts, key));
   let state: BuildState = { key };
   if (resumed) state = loadState(dir, key, opts.log);
-  else if (opts.resume) opts.log.info(`no interrupted build of ${opts.name} to resume; starting a fresh build`);
 
   const storePath = join(dir, INDEX_FILES.store);
   const ing = await textPhase(opts, state, { path: input, bytes: source.bytes }, dir, storePath);
@@ -217,6 +220,56 @@ async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
       dense: size(dense?.files ?? []),
     },
   };
+}
+
+/**
+ * Whether this build continues the interrupted one in the partial directory. A plain run ('auto')
+ * does when that build had the same input and options, saying so, and starts over, saying why,
+ * when it had others; --resume with nothing to continue is an error, never a quiet fresh start.
+ */
+function resumeOrNot(opts: BuildOptions, key: string): boolean {
+  if (opts.resume === false) return false;
+  const dir = partialDir(opts.indexDir, opts.name);
+  // a partial path that is not a directory of ours is preparePartial's to refuse (--resume) or remove
+  if (!ownPartialDir(dir)) return opts.resume === true;
+  const why = whyNotResumable(dir, key);
+  if (opts.resume === true) {
+    if (why === 'nothing') {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `--resume: there is no interrupted build of ${opts.name} to continue in ${dir}: run the same command without --resume`,
+      );
+    }
+    return true; // loadState names a mismatch and the fix
+  }
+  if (why === undefined) {
+    opts.log.info(`continuing the interrupted build of ${opts.name} (--no-resume starts over)`);
+    return true;
+  }
+  if (why !== 'nothing') opts.log.info(`an interrupted build of ${opts.name} is not continued (${why}): starting over`);
+  return false;
+}
+
+function ownPartialDir(dir: string): boolean {
+  try {
+    const st = lstatSync(dir);
+    return st.isDirectory() && (process.getuid?.() === undefined || st.uid === process.getuid());
+  } catch {
+    return true; // nothing there: nothing to continue, said by whyNotResumable
+  }
+}
+
+/** Why the partial directory holds no build to continue with this key: 'nothing' to continue, or the mismatch. */
+function whyNotResumable(dir: string, key: string): 'nothing' | string | undefined {
+  const statePath = join(dir, STATE_FILE);
+  if (!existsSync(statePath)) return 'nothing';
+  try {
+    return (JSON.parse(readFileSync(statePath, 'utf8')) as BuildState).key === key
+      ? undefined
+      : 'it read another input, or used other options';
+  } catch {
+    return 'its state file is unreadable';
+  }
 }
 
 /** The text phase (chunks, store, BM25), or its result from the interrupted build being resumed. */

@@ -1,4 +1,4 @@
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Encoder } from '../encoder/encoder.js';
@@ -10,12 +10,13 @@ import {
   type AnnParams,
 } from '../index/dense/ann.js';
 import { GraphFormatError } from '../index/dense/graph-file.js';
-import { VectorReader, VectorWriter, type VectorDtype } from '../index/dense/vectors-file.js';
+import { VectorReader, VectorRows, VectorWriter, type VectorDtype } from '../index/dense/vectors-file.js';
 import { INDEX_FILES } from '../index/layout.js';
 import type { DenseManifest } from '../index/manifest.js';
 import type { EncoderSource } from '../core/contracts.js';
 import { ChunkStore } from '../store/chunk-store.js';
-import { createProgress, formatCount } from '../util/progress.js';
+import { createProgress, formatCount, type Progress } from '../util/progress.js';
+import { EMBED_LOG, EmbedLog } from './embed-log.js';
 import type { Logger } from '../util/log.js';
 import { AnnCheckpoint } from '../index/dense/ann-checkpoint.js';
 import { buildIvf } from '../index/dense/ivf-build.js';
@@ -102,16 +103,16 @@ async function runDense(
 ): Promise<{ manifest: DenseManifest; files: string[] }> {
   const enc = opts.encoder;
   const vectorsPath = join(ctx.dir, INDEX_FILES.vectors);
-  const writer = new VectorWriter(vectorsPath, enc.dim, opts.vectorsDtype, ctx.resume);
-  try {
-    if (opts.importFrom) {
+  if (opts.importFrom) {
+    const writer = new VectorWriter(vectorsPath, enc.dim, opts.vectorsDtype, ctx.resume);
+    try {
       if (writer.count > 0) ctx.log.info(`resume: ${formatCount(writer.count)} vectors already imported`);
       await importVectors(opts.importFrom, enc, writer, ctx.chunkCount, ctx.storePath, ctx.log, ctx.progress);
-    } else await embedChunks(opts, ctx, writer);
-    ctx.signal?.throwIfAborted();
-  } finally {
-    writer.close();
-  }
+    } finally {
+      writer.close();
+    }
+  } else await embedChunks(opts, ctx, vectorsPath);
+  ctx.signal?.throwIfAborted();
 
   const files: string[] = [INDEX_FILES.vectors];
   const annPath = join(ctx.dir, INDEX_FILES.ann);
@@ -183,15 +184,33 @@ async function runDense(
   };
 }
 
-async function embedChunks(opts: DensePhaseOptions, ctx: DensePhaseContext, writer: VectorWriter): Promise<void> {
+/**
+ * Embeds every chunk into `vectorsPath`, window by window (WINDOW consecutive nums, the unit the
+ * encoder plans batches over), each batch written and logged the moment it is done (embed-log.ts):
+ * a stop loses the batch in flight, and a resumed build skips every logged batch of the same
+ * plan, so it writes the bytes an uninterrupted build would. Vectors the previous index holds
+ * for the same text are re-used (vector-reuse.ts).
+ */
+async function embedChunks(opts: DensePhaseOptions, ctx: DensePhaseContext, vectorsPath: string): Promise<void> {
   const enc = opts.encoder;
   const W = opts.windowSize ?? WINDOW;
-  const done = Math.min(ctx.chunkCount, Math.floor(writer.count / W) * W);
-  writer.truncate(done);
-  if (done > 0)
-    ctx.log.info(`resume: ${formatCount(done)} of ${formatCount(ctx.chunkCount)} chunk vectors already computed`);
+  const logPath = join(ctx.dir, EMBED_LOG);
+  const legacy = ctx.resume && !existsSync(logPath);
+  if (!ctx.resume) rmSync(logPath, { force: true });
+  const rows = new VectorRows(vectorsPath, enc.dim, opts.vectorsDtype, ctx.resume);
+  const log = new EmbedLog(logPath);
+  // a partial build of a version that kept whole windows only: its whole windows are done
+  if (legacy) for (let at = 0; at + W <= Math.min(rows.rowsOnDisk, ctx.chunkCount); at += W) log.markWindow(at);
+  const windows = Math.ceil(ctx.chunkCount / W);
+  let kept = 0;
+  for (let w = 0; w < windows; w++) if (log.windowDone(w * W)) kept += Math.min(W, ctx.chunkCount - w * W);
+  if (kept > 0 || log.batchesLogged > 0) {
+    ctx.log.info(
+      `resume: ${formatCount(kept + log.rowsInBatches)} of ${formatCount(ctx.chunkCount)} chunk vectors kept from the interrupted build`,
+    );
+  }
   const reuse =
-    opts.reuse !== false && ctx.previous && done < ctx.chunkCount
+    opts.reuse !== false && ctx.previous && kept < ctx.chunkCount
       ? VectorReuse.open(
           ctx.previous,
           { settings: enc.settings, dim: enc.dim, dtype: opts.vectorsDtype, text: opts.text ?? 'contents' },
@@ -204,64 +223,93 @@ async function embedChunks(opts: DensePhaseOptions, ctx: DensePhaseContext, writ
     total: ctx.chunkCount,
     unit: 'chunks',
     enabled: ctx.progress,
-    initial: done,
+    initial: kept,
   });
   try {
-    const windowAt = (start: number): string[] | undefined =>
-      start < ctx.chunkCount
-        ? store
-            .passagesRange(start, Math.min(ctx.chunkCount, start + W))
-            .map((p) => denseText(opts.text ?? 'contents', p.contents, p.bodyStart))
-        : undefined;
-    let next = windowAt(done);
-    for (let start = done; start < ctx.chunkCount; start += W) {
-      // the bar moves after each batch: a window of long passages is minutes on a CPU
-      const pending = embedWindow(enc, next as string[], reuse, ctx.signal, (n) => progress.update(start + n));
-      // read the next window from SQLite while the encoder thread works
-      next = windowAt(start + W);
-      writer.append(await pending);
-      progress.update(writer.count);
+    const windowAt = (start: number): string[] =>
+      store
+        .passagesRange(start, Math.min(ctx.chunkCount, start + W))
+        .map((p) => denseText(opts.text ?? 'contents', p.contents, p.bodyStart));
+    let done = kept;
+    for (let start = 0; start < ctx.chunkCount; start += W) {
+      if (log.windowDone(start)) continue;
+      const texts = windowAt(start);
+      const base = done;
+      const embedded = await embedWindow(enc, texts, start, rows, log, reuse, ctx.signal, progress, (n) =>
+        progress.update(base + n),
+      );
+      log.markWindow(start);
+      done = base + texts.length;
+      progress.update(done);
+      if (reuse) reuse.embedded += embedded;
     }
     progress.finish();
+    rows.finish(ctx.chunkCount);
     if (reuse) {
       ctx.log.info(
         `re-used the vectors of ${formatCount(reuse.reused)} unchanged chunks and embedded ${formatCount(reuse.embedded)} new or changed ones`,
       );
     }
+    log.remove();
   } finally {
     progress.close();
     store.close();
     reuse?.close();
+    rows.close();
+    log.close();
   }
 }
 
-/** A window's vectors: the previous index's for texts it holds, the encoder's for the rest. */
+/**
+ * One window's vectors into `rows`: the previous index's for texts it holds (counted as done, not
+ * in the rate), the encoder's for the rest, batch by batch, skipping batches an interrupted build
+ * logged. Returns how many texts went to the encoder.
+ */
 async function embedWindow(
   enc: Encoder,
   texts: string[],
+  start: number,
+  rows: VectorRows,
+  log: EmbedLog,
   reuse: VectorReuse | undefined,
   signal: AbortSignal | undefined,
+  progress: Progress,
   onProgress: (done: number) => void,
-): Promise<Float32Array[]> {
-  if (!reuse) return enc.embedPassages(texts, signal, onProgress);
-  const out: Array<Float32Array | undefined> = texts.map((t) => reuse.lookup(t));
+): Promise<number> {
   const missing: number[] = [];
-  out.forEach((v, i) => v === undefined && missing.push(i));
-  const found = texts.length - missing.length;
-  reuse.reused += found;
-  reuse.embedded += missing.length;
-  if (missing.length > 0) {
-    const fresh = await enc.embedPassages(
-      missing.map((i) => texts[i] as string),
-      signal,
-      (n) => onProgress(found + n),
-    );
-    missing.forEach((i, k) => (out[i] = fresh[k]));
+  const found: number[] = [];
+  const foundVectors: Float32Array[] = [];
+  texts.forEach((t, i) => {
+    const v = reuse?.lookup(t);
+    if (v) {
+      found.push(start + i);
+      foundVectors.push(v);
+    } else missing.push(i);
+  });
+  if (found.length > 0) {
+    rows.write(found, foundVectors);
+    if (reuse) reuse.reused += found.length;
+    progress.skip(found.length);
   }
-  return out as Float32Array[];
+  if (missing.length === 0) return 0;
+  await enc.embedPassages(
+    missing.map((i) => texts[i] as string),
+    signal,
+    (n) => onProgress(found.length + n),
+    {
+      skip: log.batchesDone(start),
+      onBatch: (batch, idx, vectors) => {
+        rows.write(
+          Array.from(idx, (j) => start + (missing[j] as number)),
+          vectors,
+        );
+        log.markBatch(start, batch, idx.length);
+      },
+    },
+  );
+  return missing.length;
 }
 
-/** The IVF index file, from the vectors on disk, with a bar for each of its three steps. */
 async function buildIvfFile(
   opts: DensePhaseOptions,
   s: IvfSettings,

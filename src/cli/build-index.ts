@@ -174,7 +174,11 @@ export const BUILD_OPTIONS = {
     default: DEFAULTS.embedWindow,
     describe: 'chunks embedded per resumable window (advanced)',
   },
-  resume: { type: 'boolean', default: false, describe: 'continue an interrupted build of the same input and options' },
+  resume: {
+    type: 'boolean',
+    describe:
+      'continue an interrupted build of the same input and options (a plain run does so by itself when it can, and says so); --no-resume starts over',
+  },
   'bm25-k1': { type: 'number', default: DEFAULTS.bm25.k1, describe: 'BM25 k1' },
   'bm25-b': { type: 'number', default: DEFAULTS.bm25.b, describe: 'BM25 b' },
   'max-postings-in-memory': {
@@ -296,7 +300,7 @@ function toBuildOptions(args: BuildArgs, argv: string[]): BuildCorpusOptions {
     maxPostingsInMemory: args['max-postings-in-memory'],
     threads: args.threads,
     dense: args.dense ? denseOptions(args) : null,
-    resume: args.resume,
+    resume: args.resume ?? 'auto',
     rebuildCommand: rebuildCommand(argv),
     hub: hubConfig(args, log, progress),
     log,

@@ -444,7 +444,7 @@ function firstRunBuilder(args: ServeArgs, log: Logger): (name: string, signal: A
       threads: DEFAULTS.buildThreads,
       dense: defaultDenseOptions(encoderFlags(args)),
       // a first run stopped part way (the server was restarted) goes on where it stopped
-      resume: true,
+      resume: 'auto',
       rebuildCommand: ['retriever-mcp', 'build', '--corpus', name, '--index-dir', args['index-dir'], ...flags]
         .map(shellQuote)
         .join(' '),

@@ -22,6 +22,16 @@ export class EmbedCancelled extends Error {
   }
 }
 
+/**
+ * A build's window of passages embedded batch by batch: each batch (numbered in the plan, which
+ * depends only on the texts) is heard as it is done, and batches already done are not run again,
+ * so a stopped build keeps all but the batch in flight and a resumed one writes the same vectors.
+ */
+export interface BatchStream {
+  skip?: ReadonlySet<number>;
+  onVectors(batch: number, rows: readonly number[], vectors: readonly Float32Array[]): void;
+}
+
 export interface EmbedCoreOptions {
   device: Device;
   threads: number;
@@ -94,6 +104,7 @@ export class EmbedCore {
     onBatch?: (textsDone: number) => void,
     timing?: CoreTiming,
     queries = false,
+    stream?: BatchStream,
   ): Promise<Float32Array[]> {
     const t = performance.now();
     const encoded = texts.map((x) => this.tokenizer.encode(x, this.opts.maxLength).ids);
@@ -107,15 +118,20 @@ export class EmbedCore {
     // a query's vector must not depend on the strangers micro-batched with it: a graph that
     // quantizes per run gets each query alone (one short query costs it little; builds keep their batches)
     const alone = queries && this.quantizesPerRun;
+    let batch = 0;
     for (const end of planBatches(lengths, alone ? 1 : this.opts.batchSize, this.opts.maxPadding)) {
       if (cancelled?.()) throw new EmbedCancelled();
       const idx = order.slice(start, end);
-      const vecs = await this.runBatch(
-        idx.map((i) => encoded[i] as number[]),
-        timing,
-      );
-      idx.forEach((i, j) => (out[i] = vecs[j] as Float32Array));
+      if (!stream?.skip?.has(batch)) {
+        const vecs = await this.runBatch(
+          idx.map((i) => encoded[i] as number[]),
+          timing,
+        );
+        idx.forEach((i, j) => (out[i] = vecs[j] as Float32Array));
+        stream?.onVectors(batch, idx, vecs);
+      }
       start = end;
+      batch++;
       onBatch?.(end);
     }
     return out;

@@ -71,7 +71,8 @@ class EncoderHost {
   private ensure(): Channel {
     if (this.channel) return this.channel;
     const onMessage = (msg: FromEncoder): void => {
-      if (msg.type !== 'progress') this.replied();
+      // progress and a streamed batch come before a request's reply, not instead of it
+      if (msg.type !== 'progress' && msg.type !== 'batch') this.replied();
       this.listeners.get(msg.session)?.(msg);
     };
     const fail = (err: Error): void => {

@@ -15,6 +15,8 @@ export type ToEncoder =
       progress?: boolean;
       /** Query texts: each runs alone where the graph quantizes per run (EmbedCore.embed). */
       queries?: boolean;
+      /** Send each batch's vectors as it is done (a build's resumable window); skip these batches of the plan. */
+      stream?: { skip: number[] };
     }
   | { type: 'close'; session: number };
 
@@ -22,6 +24,7 @@ export type FromEncoder =
   | { type: 'ready'; session: number; dim: number; output: string; graph: string }
   | { type: 'open-error'; session: number; message: string }
   | { type: 'progress'; session: number; id: number; done: number }
+  | { type: 'batch'; session: number; id: number; batch: number; rows: Uint32Array; dim: number; data: Float32Array }
   | { type: 'done'; session: number; id: number; dim: number; data: Float32Array; timing: CoreTiming }
   | { type: 'error'; session: number; id: number; message: string; cancelled?: true }
   | { type: 'closed'; session: number };
@@ -68,15 +71,31 @@ export function serveEncoder(port: EncoderPort): void {
         ? (done: number) => port.post({ type: 'progress', session: msg.session, id: msg.id, done })
         : undefined;
       const timing: CoreTiming = { tokenize: 0, run: 0, pool: 0 };
+      const stream = msg.stream
+        ? {
+            skip: new Set(msg.stream.skip),
+            onVectors: (batch: number, rows: readonly number[], vectors: readonly Float32Array[]) => {
+              const data = new Float32Array(vectors.length * core.dim);
+              vectors.forEach((v, i) => data.set(v, i * core.dim));
+              const r = Uint32Array.from(rows);
+              port.post({ type: 'batch', session: msg.session, id: msg.id, batch, rows: r, dim: core.dim, data }, [
+                data.buffer as ArrayBuffer,
+                r.buffer as ArrayBuffer,
+              ]);
+            },
+          }
+        : undefined;
       const vecs = await core.embed(
         msg.texts,
         cancel ? () => Atomics.load(cancel, 0) !== 0 : undefined,
         onBatch,
         timing,
         msg.queries === true,
+        stream,
       );
-      const data = new Float32Array(vecs.length * core.dim);
-      vecs.forEach((v, i) => data.set(v, i * core.dim));
+      // streamed vectors went out batch by batch: the reply only closes the request
+      const data = new Float32Array(stream ? 0 : vecs.length * core.dim);
+      if (!stream) vecs.forEach((v, i) => data.set(v, i * core.dim));
       return { type: 'done', session: msg.session, id: msg.id, dim: core.dim, data, timing };
     } catch (err) {
       const cancelled = err instanceof EmbedCancelled ? { cancelled: true as const } : {};

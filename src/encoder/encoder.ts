@@ -15,7 +15,12 @@ export interface Encoder extends QueryEncoder {
    * encoder can be abandoned) and rejects with its reason; `onProgress` hears
    * the texts done after each batch.
    */
-  embedPassages(texts: string[], signal?: AbortSignal, onProgress?: (done: number) => void): Promise<Float32Array[]>;
+  embedPassages(
+    texts: string[],
+    signal?: AbortSignal,
+    onProgress?: (done: number) => void,
+    batches?: PassageBatches,
+  ): Promise<Float32Array[]>;
   /** Counts chunk tokens exactly as the encoder will see them. */
   readonly tokenCounter: TokenCounter;
   /** Hears where each call's time went, when set (a server's stage metrics). */
@@ -40,4 +45,14 @@ export interface EncoderSettings {
 
 export function encoderId(s: Pick<EncoderSettings, 'model' | 'variant'>): string {
   return `${s.model} (${s.variant})`;
+}
+
+/**
+ * A build's passages embedded batch by batch (EmbedCore's BatchStream, across the thread or
+ * process the model runs in): each batch heard as it is done, by its number in the plan, and the
+ * batches in `skip` not run. The call then resolves with no vectors: they all came through onBatch.
+ */
+export interface PassageBatches {
+  skip?: ReadonlySet<number>;
+  onBatch(batch: number, rows: Uint32Array, vectors: Float32Array[]): void;
 }

@@ -2,7 +2,7 @@ import { RetrieverError } from '../errors.js';
 import type { EncodeTiming, TokenCounter } from '../core/contracts.js';
 import { MAX_PADDING_RATIO } from './batch-plan.js';
 import type { Pooling } from './embed-core.js';
-import type { Encoder, EncoderSettings } from './encoder.js';
+import type { Encoder, EncoderSettings, PassageBatches } from './encoder.js';
 import { encoderId } from './encoder.js';
 import { buildEncoderHost, encoderHost, type EncoderHost, type EncoderHostKind } from './encoder-host.js';
 import type { FromEncoder, ToEncoder } from './encoder-serve.js';
@@ -42,6 +42,8 @@ interface Pending {
   signal?: AbortSignal;
   /** Texts done so far, after each batch. */
   onProgress?: (done: number) => void;
+  /** Each batch's vectors as it is done (a streamed build window). */
+  onBatch?: PassageBatches['onBatch'];
   /** When the request was posted, ms (performance.now), for its round trip. */
   postedAt: number;
 }
@@ -143,11 +145,18 @@ export class OnnxEncoder implements Encoder {
     );
   }
 
-  embedPassages(texts: string[], signal?: AbortSignal, onProgress?: (done: number) => void): Promise<Float32Array[]> {
+  embedPassages(
+    texts: string[],
+    signal?: AbortSignal,
+    onProgress?: (done: number) => void,
+    batches?: PassageBatches,
+  ): Promise<Float32Array[]> {
     return this.embedRaw(
       texts.map((t) => this.settings.passagePrefix + t),
       signal,
       onProgress,
+      false,
+      batches,
     );
   }
 
@@ -163,6 +172,7 @@ export class OnnxEncoder implements Encoder {
     signal?: AbortSignal,
     onProgress?: (done: number) => void,
     queries = false,
+    batches?: PassageBatches,
   ): Promise<Float32Array[]> {
     if (this.dead) return Promise.reject(this.dead);
     if (signal?.aborted) return Promise.reject(signal.reason as Error);
@@ -176,6 +186,7 @@ export class OnnxEncoder implements Encoder {
         texts,
         progress: onProgress !== undefined,
         queries,
+        ...(batches ? { stream: { skip: [...(batches.skip ?? [])] } } : {}),
       };
       // the listener lives as long as the request: a build passes one signal to thousands of windows
       let detach = (): void => {};
@@ -195,6 +206,7 @@ export class OnnxEncoder implements Encoder {
         },
         ...(signal ? { signal } : {}),
         ...(onProgress ? { onProgress } : {}),
+        ...(batches ? { onBatch: batches.onBatch } : {}),
         postedAt: performance.now(),
       });
       this.host.post(msg);
@@ -228,6 +240,11 @@ export class OnnxEncoder implements Encoder {
   private onMessage(msg: FromEncoder): void {
     if (msg.type === 'closed') this.closed?.();
     if (msg.type === 'progress') return this.pending.get(msg.id)?.onProgress?.(msg.done);
+    if (msg.type === 'batch') {
+      const vectors: Float32Array[] = [];
+      for (let i = 0; i < msg.rows.length; i++) vectors.push(msg.data.subarray(i * msg.dim, (i + 1) * msg.dim));
+      return this.pending.get(msg.id)?.onBatch?.(msg.batch, msg.rows, vectors);
+    }
     if (msg.type !== 'done' && msg.type !== 'error') return;
     const p = this.pending.get(msg.id);
     if (!p) return;

@@ -28,6 +28,8 @@ export interface Progress {
   /** `extra` may be a function: it is only called when the line is redrawn. */
   update(done: number, extra?: string | (() => string)): void;
   tick(n?: number): void;
+  /** Counts `n` as done without this run doing them (vectors a rebuild re-used): outside the rate and ETA. */
+  skip(n: number): void;
   finish(message?: string): void;
   /** Stops the heartbeat without a final line (the work failed or stopped); nothing after `finish`. */
   close(): void;
@@ -66,12 +68,14 @@ export function createProgress(opts: ProgressOptions): Progress {
   const start = performance.now();
   const initial = opts.initial ?? 0;
   let done = initial;
+  // work counted as done that this run did not do (resumed, re-used): left out of the rate
+  let given = initial;
   let lastDraw = 0;
   let extraText: string | (() => string) = '';
 
   const render = (final: boolean): string => {
     const secs = (performance.now() - start) / 1000;
-    const rate = secs > 0 ? (done - initial) / secs : 0;
+    const rate = secs > 0 ? (done - given) / secs : 0;
     const parts = [opts.label];
     if (opts.total && opts.total > 0) {
       const frac = Math.min(1, Math.max(0, done / opts.total));
@@ -97,7 +101,7 @@ export function createProgress(opts: ProgressOptions): Progress {
     if (!final && now - lastEmit < 250) return;
     lastEmit = now;
     const secs = (now - start) / 1000;
-    const rate = secs > 0 ? (done - initial) / secs : 0;
+    const rate = secs > 0 ? (done - given) / secs : 0;
     const e: ProgressEvent = { label: opts.label, done, finished: final };
     if (opts.total !== undefined) e.total = opts.total;
     if (!final && opts.total && rate > 0) e.etaSeconds = Math.max(0, (opts.total - done) / rate);
@@ -140,6 +144,11 @@ export function createProgress(opts: ProgressOptions): Progress {
     },
     tick(n = 1) {
       done += n;
+      draw(false);
+    },
+    skip(n: number) {
+      done += n;
+      given += n;
       draw(false);
     },
     finish(message?: string) {
@@ -186,10 +195,12 @@ export function formatCount(n: number): string {
 
 export function formatDuration(secs: number): string {
   if (!Number.isFinite(secs) || secs < 0) return '?';
-  if (secs < 60) return `${secs.toFixed(1)}s`;
-  const m = Math.floor(secs / 60);
-  if (m < 60) return `${m}m${String(Math.round(secs % 60)).padStart(2, '0')}s`;
-  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+  if (secs < 59.95) return `${secs.toFixed(1)}s`;
+  // rounded once, to the unit shown, then split: 419.6 s is 7m00s, never 6m60s
+  const whole = Math.round(secs);
+  if (whole < 3600) return `${Math.floor(whole / 60)}m${String(whole % 60).padStart(2, '0')}s`;
+  const minutes = Math.round(secs / 60);
+  return `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`;
 }
 
 export function formatBytes(bytes: number): string {

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeJsonl } from '../helpers/build.js';
@@ -142,6 +142,41 @@ describe.skipIf(!HAS_SHARED)('a stop in the middle of an encoder batch (issue 48
     expect(resumed.status, resumed.stderr).toBe(0);
     expect(resumed.stderr).toMatch(/resume: text and BM25 phase already done/);
   }, 180_000);
+
+  it('a stop at half of a 1,585-chunk build: a plain re-run continues from there, saying so (issue 57)', async () => {
+    const model = writeSlowModel(join(tmp.dir, 'half-model'), { hidden: 512, layers: 8 });
+    const indexDir = join(tmp.dir, 'half');
+    const args = [
+      ...['build', '--name', 'c', '--input', sharedPath('data/2wiki-200/corpus.jsonl'), '--format', 'wiki18'],
+      ...['--index-dir', indexDir, '--model-path', model, '--encoder-threads', '1', '--no-progress'],
+    ];
+    const p = start(BIN.server, args);
+    // 1,585 passages make one window: before, a stop anywhere in it kept nothing. The build's log of
+    // finished batches (rows in each record's third u32) says when half is written.
+    const log = join(indexDir, '.c.partial', 'vectors.done');
+    let seen = 0;
+    await until(
+      'half of the embedding',
+      () => {
+        if (!existsSync(log)) return false;
+        const b = readFileSync(log);
+        seen = 0;
+        for (let at = 0; at + 12 <= b.length; at += 12)
+          if (b.readUInt32LE(at + 4) !== 0xffffffff) seen += b.readUInt32LE(at + 8);
+        return seen >= 792;
+      },
+      200_000,
+    );
+    p.child.kill('SIGINT');
+    const { code } = await p.exited;
+    expect(code, p.stderr()).toBe(130);
+    const again = await runBinAsync(BIN.server, args);
+    expect(again.status, again.stderr).toBe(0);
+    expect(again.stderr).toMatch(/continuing the interrupted build of c \(--no-resume starts over\)/);
+    const kept = Number(/resume: (\d+) of 1585 chunk vectors kept/.exec(again.stderr)?.[1]);
+    expect(kept).toBeGreaterThanOrEqual(seen);
+    expect(kept).toBeLessThan(1585);
+  }, 400_000);
 
   it('a build killed with -9 mid-batch: its encoder process ends without a word (Reliability V)', async () => {
     const indexDir = join(tmp.dir, 'kill-9');

@@ -62,7 +62,10 @@ export function failingAfter(encoder: Encoder, okCalls: number): Encoder {
     settings: encoder.settings,
     tokenCounter: encoder.tokenCounter,
     embedQueries: (t) => encoder.embedQueries(t),
-    embedPassages: (t) => (++calls > okCalls ? Promise.reject(new Error('simulated crash')) : encoder.embedPassages(t)),
+    embedPassages: (t, signal, onProgress, batches) =>
+      ++calls > okCalls
+        ? Promise.reject(new Error('simulated crash'))
+        : encoder.embedPassages(t, signal, onProgress, batches),
     close: async () => {},
   };
 }

@@ -52,9 +52,10 @@ async function buildDense(
     exactBelow?: number;
     windowSize?: number;
     enc?: Encoder;
-    resume?: boolean;
+    resume?: boolean | 'auto';
     ann?: Partial<typeof TEST_ANN>;
     onAnnBatch?: (rows: number) => void;
+    signal?: AbortSignal;
   } = {},
 ) {
   const dense = createDensePhase({
@@ -70,7 +71,15 @@ async function buildDense(
     annCheckpointMs: 0,
     ...(over.onAnnBatch ? { onAnnBatch: over.onAnnBatch } : {}),
   });
-  return build({ name, input, format: 'wiki18', indexDir: join(tmp.dir, 'idx'), dense, resume: over.resume ?? false });
+  return build({
+    name,
+    input,
+    format: 'wiki18',
+    indexDir: join(tmp.dir, 'idx'),
+    dense,
+    resume: over.resume ?? false,
+    ...(over.signal ? { signal: over.signal } : {}),
+  });
 }
 
 function open(name: string): OpenCorpus {
@@ -251,6 +260,47 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
     expect(readFileSync(partial).length).toBe(2 * 64 * encoder.dim * 4);
     await buildDense('resumed', { windowSize: 64, resume: true });
     expect(readFileSync(join(tmp.dir, 'idx', 'resumed', INDEX_FILES.vectors))).toEqual(whole);
+  });
+
+  it('a stop in the middle of a window keeps every finished batch, and a plain re-run goes on to the same bytes (issue 57)', async () => {
+    const counted = (count: () => void): Encoder => ({
+      ...encoder,
+      tokenCounter: encoder.tokenCounter,
+      embedPassages: (t, signal, onProgress, b) =>
+        encoder.embedPassages(t, signal, onProgress, {
+          ...(b?.skip ? { skip: b.skip } : {}),
+          onBatch: (i, rows, vecs) => {
+            b?.onBatch(i, rows, vecs);
+            count();
+          },
+        }),
+    });
+    let total = 0;
+    await buildDense('whole-one-window', { enc: counted(() => total++) });
+    const whole = readFileSync(join(tmp.dir, 'idx', 'whole-one-window', INDEX_FILES.vectors));
+    // 300 passages, one window of 4,096: before, a stop anywhere in it lost them all
+    const stop = new AbortController();
+    let batches = 0;
+    const stopping: Encoder = {
+      ...encoder,
+      tokenCounter: encoder.tokenCounter,
+      embedPassages: (t, signal, onProgress, b) =>
+        encoder.embedPassages(t, signal, onProgress, {
+          ...(b?.skip ? { skip: b.skip } : {}),
+          onBatch: (i, rows, vecs) => {
+            b?.onBatch(i, rows, vecs);
+            if (++batches === 5) stop.abort(new Error('stopped by the test'));
+          },
+        }),
+    };
+    await expect(buildDense('half', { enc: stopping, signal: stop.signal })).rejects.toThrow('stopped by the test');
+    const logged = readFileSync(join(tmp.dir, 'idx', '.half.partial', 'vectors.done'));
+    expect(logged.length / 12).toBeGreaterThanOrEqual(5);
+    let resumedBatches = 0;
+    await buildDense('half', { enc: counted(() => resumedBatches++), resume: 'auto' });
+    expect(readFileSync(join(tmp.dir, 'idx', 'half', INDEX_FILES.vectors))).toEqual(whole);
+    // the batches the stop kept were not run again
+    expect(resumedBatches).toBe(total - logged.length / 12);
   });
 
   it('an interrupted HNSW graph resumes from its last checkpoint, not from the first row', async () => {

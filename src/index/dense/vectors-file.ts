@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 import { RetrieverError } from '../../errors.js';
 import { floatsToHalves, halfTable, halvesToFloats } from '../../util/half.js';
 import { preadFully, pwriteFullyAsync } from '../../util/pread.js';
@@ -59,6 +59,48 @@ export class VectorWriter {
     const buf = encodeRows(vectors, this.dim, this.dtype);
     await pwriteFullyAsync(this.fd, buf, this.rows * rowBytes(this.dim, this.dtype));
     this.rows += vectors.length;
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+/**
+ * Rows written where they belong (row num × row bytes), in any order: a build's batches are
+ * planned by length, not by num, and each is kept the moment it is done. `resume` keeps what is
+ * there; `finish` sets the file to exactly `count` rows.
+ */
+export class VectorRows {
+  private readonly fd: number;
+  private readonly rb: number;
+
+  constructor(
+    readonly path: string,
+    readonly dim: number,
+    readonly dtype: VectorDtype,
+    resume: boolean,
+  ) {
+    this.fd = openSync(path, resume && existsSync(path) ? 'r+' : 'w+');
+    this.rb = rowBytes(dim, dtype);
+  }
+
+  /** Whole rows the file holds from its start (what a build before per-batch writes kept). */
+  get rowsOnDisk(): number {
+    return Math.floor(fstatSync(this.fd).size / this.rb);
+  }
+
+  write(nums: ArrayLike<number>, vectors: readonly Float32Array[]): void {
+    const buf = encodeRows(vectors, this.dim, this.dtype);
+    for (let i = 0; i < vectors.length; i++) {
+      const row = buf.subarray(i * this.rb, (i + 1) * this.rb);
+      let off = 0;
+      while (off < this.rb) off += writeSync(this.fd, row, off, this.rb - off, (nums[i] as number) * this.rb + off);
+    }
+  }
+
+  finish(count: number): void {
+    ftruncateSync(this.fd, count * this.rb);
   }
 
   close(): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createProgress } from '../../../src/util/progress.js';
+import { createProgress, formatDuration } from '../../../src/util/progress.js';
 
 /** A non-TTY stream: every draw is one plain line. */
 function capture(): { lines: string[]; stream: { isTTY: boolean; write(s: string): boolean } } {
@@ -51,5 +51,16 @@ describe('progress', () => {
     p.update(5);
     p.finish();
     expect(out.lines).toEqual([]);
+  });
+});
+
+describe('formatDuration', () => {
+  it('rounds to the unit it shows before splitting it (issue 57: "ETA 6m60s")', () => {
+    expect(formatDuration(419.6)).toBe('7m00s');
+    expect(formatDuration(59.96)).toBe('1m00s');
+    expect(formatDuration(59.9)).toBe('59.9s');
+    expect(formatDuration(3599.6)).toBe('1h00m');
+    expect(formatDuration(7199)).toBe('2h00m');
+    expect(formatDuration(125)).toBe('2m05s');
   });
 });
