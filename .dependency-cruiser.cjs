@@ -42,13 +42,14 @@ LAYERS.forEach((layer, rank) => {
   }
 });
 
-/** Each native module, and the search engine's client, has exactly one importer, behind an interface of ours. */
+/** Each native module, the search engine's client and the folder watcher have exactly one importer, behind an interface of ours. */
 const NATIVE = {
   'better-sqlite3': 'src/store/sqlite.ts',
   'better-sqlite3-napi': 'src/store/sqlite.ts',
   'onnxruntime-node': 'src/encoder/onnx-session.ts',
   usearch: 'src/index/dense/ann.ts',
   '@opensearch-project/opensearch': 'src/engine/opensearch/client.ts',
+  chokidar: 'src/ingest/files/watch-folder.ts',
 };
 for (const [mod, owner] of Object.entries(NATIVE)) {
   forbidden.push({

@@ -16,7 +16,26 @@ export type SqliteStatement<P extends unknown[] = unknown[], R = unknown> = Bett
  */
 const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
 export const SQLITE_PACKAGE = NODE_MAJOR >= 22 ? 'better-sqlite3-napi' : 'better-sqlite3';
-const Database = createRequire(import.meta.url)(SQLITE_PACKAGE) as typeof BetterSqlite3;
+const Database = loadBinding();
+
+/**
+ * better-sqlite3-napi is an optional dependency, so that npm on Node 20 passes
+ * it over instead of warning that its engines want Node 22; on Node 22 and
+ * later a failed install of it is said plainly, with the fix.
+ */
+function loadBinding(): typeof BetterSqlite3 {
+  try {
+    return createRequire(import.meta.url)(SQLITE_PACKAGE) as typeof BetterSqlite3;
+  } catch (err) {
+    if ((err as { code?: string }).code !== 'MODULE_NOT_FOUND') throw err;
+    throw new RetrieverError(
+      'IO',
+      `${SQLITE_PACKAGE}, the SQLite binding Node ${process.versions.node} loads, is not installed ` +
+        `(npm skips an optional dependency whose build failed): run \`npm install\` again on this Node and read its build error`,
+      { cause: err },
+    );
+  }
+}
 
 /** A database handle opened with the binding this Node runs (tests that edit an index's SQLite file). */
 export function rawDatabase(path: string, options?: BetterSqlite3.Options): SqliteDatabase {
