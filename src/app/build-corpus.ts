@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { buildIndex, type BuildSummary, type DensePhase } from '../build/build-index.js';
+import { buildIndex, type BuildOptions, type BuildSummary, type DensePhase } from '../build/build-index.js';
 import { createDensePhase } from '../build/dense-phase.js';
 import { CHUNK_SIZE_BY_FORMAT, DEFAULTS } from '../config.js';
 import type { CorpusFormat } from '../core/contracts.js';
@@ -72,6 +72,8 @@ export interface BuildCorpusOptions {
   progress: boolean;
   /** Stops downloads and the build between steps (build-index.ts BuildOptions.signal). */
   signal?: AbortSignal;
+  /** Hears that the text phase is on disk before the vectors are embedded (build-index.ts). */
+  onTextPhase?: BuildOptions['onTextPhase'];
 }
 
 /** The dense options of a build that names only some encoder settings: the rest are config.ts's defaults. */
@@ -181,6 +183,7 @@ export async function buildCorpus(options: BuildCorpusOptions): Promise<BuildSum
       log: o.log,
       progress: o.progress,
       ...(o.signal ? { signal: o.signal } : {}),
+      ...(o.onTextPhase ? { onTextPhase: o.onTextPhase } : {}),
     });
   } finally {
     await phase?.close();

@@ -17,7 +17,9 @@ import type { FolderOptions } from '../ingest/files/walk.js';
 import { type TokenCounter } from '../core/contracts.js';
 import { describeSource, readCorpusBatches } from '../ingest/readers.js';
 import type { CorpusFormat } from '../core/contracts.js';
+import { DocReuse } from './doc-reuse.js';
 import { ChunkStoreWriter } from '../store/chunk-store-writer.js';
+import type { StoredDocument } from '../store/chunk-store.js';
 import { createEnglishAnalyzer } from '../text/analyzer.js';
 import { fsyncFiles, syncInBackground, writeFileAtomic } from '../util/fs-durable.js';
 import type { Logger } from '../util/log.js';
@@ -87,6 +89,20 @@ export interface BuildOptions {
    * is released. Nothing is published.
    */
   signal?: AbortSignal;
+  /**
+   * Hears that the text phase (store and BM25) is finished and on disk while the dense phase is
+   * still to run, with the build's directory and a provisional manifest (no files, no dense arm):
+   * a server's first run answers BM25 from them meanwhile. Those files are not written again
+   * but for one meta row at the end.
+   */
+  onTextPhase?: (ready: TextPhaseReady) => void | Promise<void>;
+  /** A folder rebuilt takes unchanged files' documents from the index it replaces (doc-reuse.ts); unset: true. */
+  reuseDocuments?: boolean;
+}
+
+export interface TextPhaseReady {
+  dir: string;
+  manifest: Manifest;
 }
 
 export interface BuildSummary {
@@ -174,6 +190,14 @@ async function buildLocked(opts: BuildOptions): Promise<BuildSummary> {
   const storePath = join(dir, INDEX_FILES.store);
   const ing = await textPhase(opts, state, { path: input, bytes: source.bytes }, dir, storePath);
   opts.signal?.throwIfAborted();
+  if (opts.dense && opts.onTextPhase) {
+    const provisional = makeManifest(opts, { path: input, bytes: source.bytes }, ing, null, 'text-phase', started);
+    try {
+      await opts.onTextPhase({ dir, manifest: provisional });
+    } catch (err) {
+      opts.log.warn(`BM25 could not answer before the vectors are in (${describeError(err)}); the build goes on`);
+    }
+  }
   const dense = opts.dense
     ? await opts.dense.run({
         dir,
@@ -390,13 +414,45 @@ async function finishFiles(
 
 async function ingest(opts: BuildOptions, input: Input, dir: string, storePath: string): Promise<IngestResult> {
   const counter = opts.chunkUnit === 'words' ? wordCounter : (opts.dense?.counter ?? wordCounter);
+  // a folder rebuilt: unchanged files' documents come from the index being replaced
+  const previous = liveDir(opts.indexDir, opts.name);
+  const docs =
+    opts.format === 'files' && opts.reuseDocuments !== false && existsSync(previous)
+      ? DocReuse.open(
+          previous,
+          {
+            chunker: {
+              size: opts.chunkSize,
+              overlap: opts.chunkSize > 0 ? opts.chunkOverlap : 0,
+              tokenizer: opts.chunkSize > 0 ? counter.id : wordCounter.id,
+            },
+          },
+          opts.log,
+        )
+      : undefined;
+  try {
+    return await ingestWith(opts, input, dir, storePath, counter, docs);
+  } finally {
+    docs?.close();
+  }
+}
+
+async function ingestWith(
+  opts: BuildOptions,
+  input: Input,
+  dir: string,
+  storePath: string,
+  counter: TokenCounter,
+  docs: DocReuse | undefined,
+): Promise<IngestResult> {
   const writer = new ChunkStoreWriter(storePath);
   const bm25 = openBm25Builder(opts, input, dir);
   const hash = createHash('sha256');
   const phaseStart = performance.now();
   let storeSync: ReturnType<typeof syncInBackground> | undefined;
   try {
-    const { tokens, split, skipped } = await loadChunks(opts, input, writer, bm25, hash, counter);
+    const { tokens, split, skipped } = await loadChunks(opts, input, writer, bm25, hash, counter, docs);
+    if (docs) opts.log.info(`${formatCount(docs.reused)} unchanged files re-used, ${formatCount(docs.read)} read`);
     opts.log.info(`indexing ${formatCount(writer.chunkCount)} chunks (ids, BM25 postings)…`);
     const readS = (performance.now() - phaseStart) / 1000;
     const t = performance.now();
@@ -488,6 +544,7 @@ async function loadChunks(
   bm25: Bm25Builder,
   hash: { update(data: Uint8Array): unknown },
   counter: TokenCounter,
+  docs?: DocReuse,
 ): Promise<{ tokens: number; split: boolean; skipped?: IngestResult['skipped'] }> {
   const chunking = { size: opts.chunkSize, overlap: opts.chunkOverlap, counter };
   const progress = createProgress({
@@ -517,6 +574,7 @@ async function loadChunks(
     },
     onPassedOver: (byExtension) => (passedOver = byExtension),
     ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(docs ? { reuse: (id: string, bytes: number, mtimeMs: number) => docs.lookup(id, bytes, mtimeMs) } : {}),
     onProgress: (p) => (bytesRead = p.bytesRead),
     onMissingId: (where) => {
       if (missingIds++ === 0) firstMissing = where;
@@ -530,14 +588,44 @@ async function loadChunks(
   } finally {
     progress.close();
   }
+  /** A document taken over from the previous build as it was stored; returns its tokens. */
+  async function addStored(doc: SourceDocument, stored: StoredDocument): Promise<number> {
+    const docNum = writer.addDocument({
+      id: doc.id,
+      title: stored.title,
+      ...(stored.metadata ? { metadata: stored.metadata } : {}),
+    });
+    if (doc.stamp) writer.addFileStamp(doc.id, doc.stamp.bytes, doc.stamp.mtimeMs);
+    let n = 0;
+    for (const [position, c] of stored.chunks.entries()) {
+      const num = writer.addChunk({
+        id: c.id,
+        docNum,
+        position,
+        contents: c.contents,
+        bodyStart: c.bodyStart,
+        nTokens: c.nTokens,
+      });
+      const wait = bm25.add(num, c.contents);
+      if (wait) await wait;
+      n += c.nTokens;
+    }
+    return n;
+  }
   async function ingestBatches(): Promise<void> {
     for await (const docs of batches) {
       opts.signal?.throwIfAborted();
       for (const doc of docs) {
+        if (doc.reused) {
+          tokens += await addStored(doc, doc.reused);
+          if (opts.chunkSize > 0) split = true;
+          continue;
+        }
         const suffixIds = opts.chunkSize > 0 && !doc.verbatim;
         if (suffixIds) split = true;
         const pieces = chunkDocument(doc, chunking);
         const docNum = writer.addDocument(withChunkPages(doc, pieces));
+        if (doc.stamp) writer.addFileStamp(doc.id, doc.stamp.bytes, doc.stamp.mtimeMs);
         if (pieces.length === 0 && empty++ === 0) firstEmpty = doc.id;
         for (const piece of pieces) {
           const num = writer.addChunk({

@@ -51,6 +51,7 @@ export function readCorpusBatches(
         ...(opts.onSkipped ? { onSkipped: opts.onSkipped } : {}),
         ...(opts.onPassedOver ? { onPassedOver: opts.onPassedOver } : {}),
         ...(opts.signal ? { signal: opts.signal } : {}),
+        ...(opts.reuse ? { reuse: opts.reuse } : {}),
         onProgress: (bytesRead) => opts.onProgress?.({ bytesRead, totalBytes: 0 }),
       });
   }

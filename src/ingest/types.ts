@@ -1,5 +1,5 @@
 import type { FolderOptions, Skipped } from './files/walk.js';
-import type { Metadata } from '../store/chunk-store.js';
+import type { Metadata, StoredDocument } from '../store/chunk-store.js';
 
 /** One document as a reader yields it, before chunking. */
 export interface SourceDocument {
@@ -19,6 +19,10 @@ export interface SourceDocument {
    * chunker breaks at headings and paragraphs and records each chunk's pages.
    */
   structure?: { sections: number[]; pages?: number[] };
+  /** A folder's file: its size and modification time when listed (the store keeps them for the next build). */
+  stamp?: { bytes: number; mtimeMs: number };
+  /** The document as the previous build stored it, taken over because its file is unchanged: no text to chunk. */
+  reused?: StoredDocument;
 }
 
 export interface ReadProgress {
@@ -44,4 +48,6 @@ export interface ReadOptions {
   onPassedOver?: (byExtension: Record<string, number>) => void;
   /** The `files` format: a stop, heard between files and inside a PDF. */
   signal?: AbortSignal;
+  /** The `files` format: the previous build's copy of an unchanged file (same size and modification time), if it has one. */
+  reuse?: (docId: string, bytes: number, mtimeMs: number) => StoredDocument | undefined;
 }

@@ -2,7 +2,7 @@ import { RetrieverError } from '../errors.js';
 import { STORE_SCHEMA_VERSION } from '../version.js';
 import { SUFFIXED_ID, type ChunkInput, type DocumentInput, type TermEntry } from './chunk-store.js';
 import { computeFacets, NO_FACETS } from './facets.js';
-import { CHUNKS_ID_INDEX, CREATE_TABLES, DOCUMENTS_ID_INDEX } from './schema.js';
+import { CHUNKS_ID_INDEX, CREATE_FILE_STAMPS, CREATE_TABLES, DOCUMENTS_ID_INDEX } from './schema.js';
 import {
   BULK_CACHE_KIB,
   INDEX_BUILD_CACHE_KIB,
@@ -103,6 +103,24 @@ export class ChunkStoreWriter {
     const num = this.chunks++;
     this.chunkRows.add(num, chunk.id, chunk.docNum, chunk.position, chunk.contents, chunk.bodyStart, chunk.nTokens);
     return num;
+  }
+
+  private stampInsert: SqliteStatement | undefined;
+
+  /**
+   * Records what a folder's file was when it was read (size and modification time), under its
+   * document's id: a later build of the folder takes that document's chunks from this store
+   * instead of reading the file again while both are unchanged (build/doc-reuse.ts).
+   */
+  addFileStamp(docId: string, bytes: number, mtimeMs: number): void {
+    this.beginIfNeeded();
+    if (!this.stampInsert) {
+      this.db.exec(CREATE_FILE_STAMPS);
+      this.stampInsert = this.db.prepare(
+        'INSERT OR REPLACE INTO file_stamps (doc_id, bytes, mtime_ms) VALUES (?, ?, ?)',
+      );
+    }
+    this.stampInsert.run(docId, bytes, Math.floor(mtimeMs));
   }
 
   setMeta(key: string, value: string): void {

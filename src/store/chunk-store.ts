@@ -11,6 +11,13 @@ export interface DocumentInput {
   metadata?: Metadata | null;
 }
 
+/** A document as a store holds it, for a rebuild that takes it over unchanged. */
+export interface StoredDocument {
+  title: string;
+  metadata: Metadata | undefined;
+  chunks: Array<{ id: string; contents: string; bodyStart: number; nTokens: number }>;
+}
+
 export interface ChunkInput {
   id: string;
   docNum: number;
@@ -87,6 +94,7 @@ export class ChunkStore {
   private rangeContents: SqliteStatement | undefined;
   private rangePassages: SqliteStatement | undefined;
   private rangeRecords: SqliteStatement | undefined;
+  private reuseChunks: SqliteStatement | undefined;
   /** Schema 2: a document's chunk span; chunks by num range. Undefined for schema 1. */
   private readonly spanStmt: SqliteStatement | undefined;
   private readonly numRange: SqliteStatement | undefined;
@@ -240,6 +248,43 @@ export class ChunkStore {
     return this.read(() => {
       this.rangeRecords ??= this.db.prepare(`${CHUNK_SELECT} WHERE c.num >= ? AND c.num < ? ORDER BY c.num`);
       return (this.rangeRecords.all(from, to) as ChunkRow[]).map(toRecord);
+    });
+  }
+
+  /** The folder files this store was built from, by document id (file_stamps), or an empty map. */
+  fileStamps(): Map<string, { bytes: number; mtimeMs: number }> {
+    return this.read(() => {
+      const has = this.db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'file_stamps'").get();
+      if (!has) return new Map();
+      const rows = this.db.prepare('SELECT doc_id AS id, bytes, mtime_ms AS mtimeMs FROM file_stamps').all() as Array<{
+        id: string;
+        bytes: number;
+        mtimeMs: number;
+      }>;
+      return new Map(rows.map((r) => [r.id, { bytes: r.bytes, mtimeMs: r.mtimeMs }]));
+    });
+  }
+
+  /** A document as stored, with its chunks in order (schema 2), for a rebuild that re-uses it; or undefined. */
+  storedDocument(docId: string): StoredDocument | undefined {
+    return this.read(() => {
+      const doc = this.db
+        .prepare(
+          `SELECT d.title, d.metadata, d.first_chunk AS first,
+             coalesce((SELECT n.first_chunk FROM documents n WHERE n.num = d.num + 1), (SELECT max(num) + 1 FROM chunks)) AS next
+           FROM documents d WHERE d.id = ?`,
+        )
+        .get(docId) as { title: string; metadata: string | null; first: number; next: number | null } | undefined;
+      if (!doc || doc.next === null) return undefined;
+      this.reuseChunks ??= this.db.prepare(
+        'SELECT id, contents, body_start AS bodyStart, n_tokens AS nTokens FROM chunks WHERE num >= ? AND num < ? ORDER BY num',
+      );
+      const chunks = this.reuseChunks.all(doc.first, doc.next) as StoredDocument['chunks'];
+      return {
+        title: doc.title,
+        metadata: doc.metadata ? (JSON.parse(doc.metadata) as Metadata) : undefined,
+        chunks,
+      };
     });
   }
 

@@ -62,6 +62,17 @@ CREATE TABLE documents (
 );
 ${CHUNKS_AND_TERMS_TABLES}`;
 
+/**
+ * A folder's files as they were read (a store of another format has no such table): size and
+ * modification time under the document's id, so that a rebuild takes an unchanged file's chunks
+ * from the previous store. Readers that do not know the table never look at it.
+ */
+export const CREATE_FILE_STAMPS = `CREATE TABLE IF NOT EXISTS file_stamps (
+  doc_id   TEXT PRIMARY KEY,
+  bytes    INTEGER NOT NULL,
+  mtime_ms INTEGER NOT NULL
+) WITHOUT ROWID;`;
+
 export const DOCUMENTS_ID_INDEX = 'CREATE UNIQUE INDEX documents_id ON documents(id);';
 export const CHUNKS_ID_INDEX = 'CREATE UNIQUE INDEX chunks_id ON chunks(id);';
 

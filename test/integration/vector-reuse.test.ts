@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDensePhase } from '../../src/build/dense-phase.js';
@@ -47,7 +47,7 @@ const counting = (e: Encoder): Encoder => ({
 
 async function buildFolder(
   name: string,
-  over: { enc?: Encoder; reuse?: boolean; input?: string; format?: 'files' | 'jsonl' } = {},
+  over: { enc?: Encoder; reuse?: boolean; input?: string; format?: 'files' | 'jsonl'; reuseDocuments?: boolean } = {},
 ): Promise<{ lines: string[]; seconds: number }> {
   embedded = [];
   const lines: string[] = [];
@@ -69,6 +69,7 @@ async function buildFolder(
     chunkOverlap: 0,
     dense,
     log: createLogger('info', (l) => lines.push(l)),
+    ...(over.reuseDocuments === false ? { reuseDocuments: false } : {}),
   });
   return { lines, seconds: s.seconds };
 }
@@ -158,5 +159,47 @@ describe.skipIf(!HAS_SHARED)('a rebuild embeds only what changed', () => {
     writeJsonl(tmp.dir, 'corpus.jsonl', records);
     await buildFolder('records', { input, format: 'jsonl' });
     expect(embedded).toEqual([expect.stringContaining('auroras')]);
+  });
+});
+
+describe.skipIf(!HAS_SHARED)('a folder rebuild reads only new and changed files (doc-reuse.ts)', () => {
+  /** Every document and chunk row of an index's store, in order. */
+  function rows(name: string): string {
+    const store = new ChunkStore(join(indexDir, name, INDEX_FILES.store));
+    try {
+      const n = store.counts().chunks;
+      return JSON.stringify(store.chunkRange(0, n));
+    } finally {
+      store.close();
+    }
+  }
+
+  it('unchanged files come from the previous store, and the store is what a fresh build writes', async () => {
+    await buildFolder('docs');
+    writeFileSync(join(folder, 'a', 'note-3.md'), '# Note 3 again\n\nNew words about marshes and reeds.\n');
+    writeFileSync(join(folder, 'b', 'added.md'), '# Added\n\nA file about lagoons.\n');
+    rmSync(join(folder, 'b', 'note-4.md'));
+    const { lines } = await buildFolder('docs');
+    const text = lines.join('\n');
+    // 40 files at first, one gone, one added: the two new or changed are read, the other 38 re-used
+    expect(text).toMatch(/the previous index lends 40 documents/);
+    expect(text).toMatch(/38 unchanged files re-used, 2 read/);
+    await buildFolder('docs-fresh', { reuseDocuments: false });
+    expect(rows('docs')).toBe(rows('docs-fresh'));
+    expect(rows('docs')).toMatch(/marshes and reeds/);
+    expect(rows('docs')).not.toMatch(/b\/note-4\.md/);
+  });
+
+  it('a file whose modification time moved is read again, though its size did not change', async () => {
+    await buildFolder('stamps');
+    const path = join(folder, 'b', 'note-8.md');
+    const before = readFileSync(path, 'utf8');
+    // same length, other words, and a later mtime
+    writeFileSync(path, before.replace('rivers', 'rivera'));
+    const later = new Date(Date.now() + 5000);
+    utimesSync(path, later, later);
+    const { lines } = await buildFolder('stamps');
+    expect(lines.join('\n')).toMatch(/unchanged files re-used, 1 read/);
+    expect(rows('stamps')).toMatch(/rivera/);
   });
 });

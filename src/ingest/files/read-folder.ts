@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { TextDecoder } from 'node:util';
-import type { Metadata } from '../../store/chunk-store.js';
+import type { Metadata, StoredDocument } from '../../store/chunk-store.js';
 import type { SourceDocument } from '../types.js';
 import { capTitle } from '../title.js';
 import { openedInside, realRoot } from './contained.js';
@@ -24,6 +24,8 @@ export interface FolderReadOptions extends FolderOptions {
   signal?: AbortSignal;
   /** How long and how much memory a PDF may take (tests lower them). */
   pdfLimits?: PdfLimits;
+  /** The previous build's copy of an unchanged file, taken instead of reading it (build/doc-reuse.ts). */
+  reuse?: (docId: string, bytes: number, mtimeMs: number) => StoredDocument | undefined;
 }
 
 /** Documents per batch handed to the ingest loop. */
@@ -87,6 +89,20 @@ async function readEntry(
     opts.onSkipped?.({ rel: e.rel, reason });
     return undefined;
   };
+  const stamp = { bytes: e.bytes, mtimeMs: Math.floor(e.mtimeMs) };
+  const stored = opts.reuse?.(e.rel, stamp.bytes, stamp.mtimeMs);
+  if (stored) {
+    // unchanged since the previous build read it: its stamp stands for its bytes in the fingerprint
+    opts.hash?.update(Buffer.from(`${e.rel}\0${stamp.bytes}\0${stamp.mtimeMs}\0`));
+    return {
+      id: e.rel,
+      title: stored.title,
+      text: '',
+      ...(stored.metadata ? { metadata: stored.metadata } : {}),
+      stamp,
+      reused: stored,
+    };
+  }
   let bytes: Uint8Array;
   try {
     bytes = await readRegular(e.abs, opts.maxFileBytes, inside);
@@ -114,6 +130,7 @@ async function readEntry(
     id: e.rel,
     title: x.title ?? basename(e.rel),
     text: x.text,
+    stamp,
     metadata,
     structure: { sections: x.sections, ...(x.pages ? { pages: x.pages } : {}) },
   };

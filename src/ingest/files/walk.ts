@@ -20,7 +20,13 @@ export const FILE_KINDS = {
 export type FileKind = (typeof FILE_KINDS)[keyof typeof FILE_KINDS];
 
 /** Folders never entered, whatever the globs say: they hold tooling, not documents. */
-const SKIPPED_DIRS = new Set(['node_modules', '__pycache__', 'venv', '.venv', 'site-packages']);
+export const SKIPPED_DIR_NAMES: ReadonlySet<string> = new Set([
+  'node_modules',
+  '__pycache__',
+  'venv',
+  '.venv',
+  'site-packages',
+]);
 
 export interface FolderOptions {
   /** Globs over the path relative to the folder (`**`, `*`, `?`, `{a,b}`); a file must match one. Default: every known kind. */
@@ -96,7 +102,7 @@ export function listFolder(root: string, opts: FolderOptions): FolderListing {
         continue;
       }
       if (d.isDirectory()) {
-        if (!SKIPPED_DIRS.has(name)) subdirs.push({ abs, rel });
+        if (!SKIPPED_DIR_NAMES.has(name)) subdirs.push({ abs, rel });
         continue;
       }
       if (!d.isFile()) {
