@@ -49,7 +49,10 @@ export async function openCorpusEncoders(
     g.corpora.push(c);
     groups.set(key, g);
   }
-  if (groups.size === 0 && (flags.modelPath !== undefined || flags.model !== undefined)) unusedModel(flags, log);
+  // a first build's text phase has no dense arm yet: its model is used once the vectors are in
+  const waiting = corpora.some((c) => c.kind === 'local' && c.pending);
+  if (groups.size === 0 && !waiting && (flags.modelPath !== undefined || flags.model !== undefined))
+    unusedModel(flags, log);
   const encoders = new Map<string, Encoder>();
   const all: Encoder[] = [];
   try {

@@ -4,7 +4,8 @@ import type { HubConfig } from '../hub/download.js';
 import { openDenseArm, type DenseArmOptions } from '../index/dense/dense-arm.js';
 import type { VerifyMode } from '../index/file-integrity.js';
 import type { ServedCorpus } from '../search/served-corpus.js';
-import { openCorpus } from '../search/open-corpus.js';
+import { openCorpus, openTextPhase, type OpenCorpus, type PendingArms } from '../search/open-corpus.js';
+import type { Manifest } from '../index/manifest.js';
 import { Retriever, type RetrieverOptions } from '../search/retriever.js';
 import type { Logger } from '../util/log.js';
 import { formatCount } from '../util/progress.js';
@@ -32,6 +33,8 @@ export interface RetrieverSetup {
   onEncoderQueue?: (depth: number) => void;
   /** Hears each step of a search and of its encoder calls, seconds (the server's stage metrics). */
   onStage?: (stage: string, seconds: number) => void;
+  /** Corpora whose build still runs, served from its finished text phase (BM25 alone) meanwhile. */
+  textPhases?: ReadonlyMap<string, { dir: string; manifest: Manifest; pending: PendingArms }>;
 }
 
 export interface EngineBackend {
@@ -49,6 +52,21 @@ export interface OpenedRetriever {
   batchers: MicroBatcher[];
   /** Settles when every local corpus's checksums are checked; rejects with the first damaged file. */
   integrity: Promise<void>;
+}
+
+/** One corpus on local index files, opened and checked as a server opens it. */
+export function openLocalCorpus(setup: RetrieverSetup, name: string): OpenCorpus {
+  return openCorpus(setup.indexDir, name, {
+    openDense: (dir, manifest, hint, checked) =>
+      openDenseArm(dir, manifest.dense as NonNullable<typeof manifest.dense>, hint, {
+        ...setup.dense,
+        checkGraph: !checked.everyByte,
+      }),
+    verify: setup.verify,
+    verifyInBackground: setup.verifyInBackground === true,
+    log: setup.log,
+    bm25Threads: setup.bm25Threads,
+  });
 }
 
 /**
@@ -80,17 +98,16 @@ export async function openRetriever(setup: RetrieverSetup): Promise<OpenedRetrie
       }
     }
     for (const name of setup.backend ? [] : setup.corpora) {
-      const c = openCorpus(setup.indexDir, name, {
-        openDense: (dir, manifest, hint, checked) =>
-          openDenseArm(dir, manifest.dense as NonNullable<typeof manifest.dense>, hint, {
-            ...setup.dense,
-            checkGraph: !checked.everyByte,
-          }),
-        verify: setup.verify,
-        verifyInBackground: setup.verifyInBackground === true,
-        log: setup.log,
-        bm25Threads: setup.bm25Threads,
-      });
+      const early = setup.textPhases?.get(name);
+      if (early) {
+        const c = openTextPhase(early.dir, name, early.manifest, { pending: early.pending });
+        opened.push(c);
+        setup.log.info(
+          `serving ${name}'s text phase while its vectors are embedded: ${formatCount(c.manifest.corpus.chunks)} chunks, mode bm25`,
+        );
+        continue;
+      }
+      const c = openLocalCorpus(setup, name);
       opened.push(c);
       checks.push(c.integrity);
       setup.log.info(

@@ -6,7 +6,9 @@ import { INDEX_FILES } from '../index/layout.js';
 import { getPreset } from '../presets/presets.js';
 import type { Retriever } from '../search/retriever.js';
 import { Admission, AnswerBudget, type AdmissionOptions } from '../server/admission.js';
-import { RetrieverSlot } from '../server/mcp/retriever-slot.js';
+import { describePending, RetrieverSlot } from '../server/mcp/retriever-slot.js';
+import type { TextPhaseReady } from '../build/build-index.js';
+import type { PendingArms } from '../search/open-corpus.js';
 import { withdrawOnDamage } from '../server/mcp/tool-context.js';
 import { createServerMetrics, type ServerMetrics } from '../server/server-metrics.js';
 import { watchProgress } from '../util/progress.js';
@@ -14,7 +16,10 @@ import { collectGarbage } from '../util/collect-garbage.js';
 import { sleep } from '../util/sleep.js';
 import type { McpHttpOptions } from '../server/transports/http/mcp-http.js';
 import type { HttpOptions } from '../server/transports/http/router.js';
-import { openRetriever, type OpenedRetriever, type RetrieverSetup } from './open-retriever.js';
+import { openLocalCorpus, openRetriever, type OpenedRetriever, type RetrieverSetup } from './open-retriever.js';
+import { keepFoldersCurrent, type LiveFoldersOptions, type ServedFolder } from './live-folders.js';
+import { folderChangedSince } from '../build/doc-reuse.js';
+import { DEFAULT_FOLDER } from '../ingest/files/walk.js';
 
 /** Requests a stdio client may have inside the server at once; more wait in its pipe. */
 const STDIO_MAX_PENDING = 256;
@@ -39,8 +44,17 @@ export interface ServeConfig extends RetrieverSetup {
    * undefined to only explain which command builds it (--no-build). The
    * signal stops it when the server is asked to stop (stdin's end, a signal).
    */
-  ensureCorpus: ((name: string, signal: AbortSignal) => Promise<void>) | undefined;
+  ensureCorpus:
+    | ((name: string, signal: AbortSignal, onTextPhase?: (ready: TextPhaseReady) => Promise<void>) => Promise<void>)
+    | undefined;
+  /** Corpora served from folders (`--input`): built when missing, like presets, and kept current while `watch`. */
+  folders: readonly ServedFolder[];
+  /** Updates a served folder's corpus (a rebuild re-using what is unchanged); undefined: folders are not watched. */
+  updateFolder: LiveFoldersOptions['update'] | undefined;
 }
+
+/** How long a retriever that was replaced stays open for the requests that still hold it: past any deadline. */
+const RETIRE_GRACE_MS = 5 * 60_000;
 
 /**
  * Serves the corpora over stdio or HTTP until a signal (or stdin's end).
@@ -57,10 +71,36 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     if (!building.signal.aborted)
       building.abort(new RetrieverError('STOPPED', `the server is stopping (${why}); the first-run build stopped`));
   };
+  // a first build's text phase answers BM25 while its vectors are embedded: once every corpus
+  // still building has one, a retriever over them (and the corpora already built) serves meanwhile
+  const textPhases = new Map<string, TextPhaseReady>();
+  let early: Retriever | undefined;
+  const serveTextPhase = async (name: string, ready: TextPhaseReady): Promise<void> => {
+    textPhases.set(name, ready);
+    if (toBuild.some((n) => !textPhases.has(n) && !isBuilt(cfg, n))) return;
+    const pending = (n: string): PendingArms => ({
+      modes: ['hybrid', 'dense'],
+      status: () => describePending(slot.state(n)),
+    });
+    const opened = await openRetriever({
+      ...withEncoderMetrics(cfg, metrics),
+      verifyInBackground: true,
+      textPhases: new Map([...textPhases].map(([n, t]) => [n, { ...t, pending: pending(n) }])),
+    });
+    const previous = early;
+    early = observed(opened, metrics);
+    slot.setPartial(early, new Set(textPhases.keys()));
+    if (previous) retire(previous);
+    cfg.log.info(`BM25 answers now; hybrid and dense join once the vectors are published (/ready?mode=bm25 says 200)`);
+  };
   const open = async (): Promise<Retriever> => {
-    if (toBuild.length > 0) await buildWithProgress(cfg, toBuild, slot, building.signal);
-    for (const name of cfg.corpora) slot.update({ name, state: 'opening' });
+    if (toBuild.length > 0) {
+      await buildWithProgress(cfg, toBuild, slot, building.signal, serveTextPhase, (name) => textPhases.delete(name));
+    }
+    for (const name of cfg.corpora) if (!early) slot.update({ name, state: 'opening' });
     const opened = await openRetriever({ ...withEncoderMetrics(cfg, metrics), verifyInBackground: true });
+    if (early) retire(early);
+    early = undefined;
     // the bytes not checked before serving are hashed meanwhile; a damaged file stops the answers
     opened.integrity.then(
       () => cfg.log.debug('every index checksum checked'),
@@ -73,10 +113,33 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     collectGarbage();
     return observed(opened, metrics);
   };
+  // served folders stay current once everything is open (live-folders.ts)
+  let live: { close(): Promise<void> } | undefined;
+  const startLive = (): void => {
+    if (cfg.folders.length === 0 || !cfg.updateFolder || live || building.signal.aborted) return;
+    const setup = { ...withEncoderMetrics(cfg, metrics), verifyInBackground: true };
+    live = keepFoldersCurrent({
+      folders: cfg.folders,
+      indexDir: cfg.indexDir,
+      slot,
+      update: cfg.updateFolder,
+      open: (name) => openLocalCorpus(setup, name),
+      retire: (c) => setTimeout(() => c.close(), RETIRE_GRACE_MS).unref(),
+      changedSinceBuild: (f) => folderChangedSince(join(cfg.indexDir, f.name), f.path, DEFAULT_FOLDER),
+      log: cfg.log,
+    });
+  };
+  const stopAll = async (why: string): Promise<void> => {
+    stopBuilding(why);
+    await live?.close();
+  };
   if (cfg.transport === 'stdio') {
     let opening: Promise<void> = Promise.resolve();
     // nothing to build: open first, so a missing or damaged index stops the process with its message
-    if (toBuild.length === 0) slot.set(await open());
+    if (toBuild.length === 0) {
+      slot.set(await open());
+      startLive();
+    }
     const { serveStdio } = await import('../server/transports/stdio/serve-stdio.js');
     const admission = new Admission(cfg.http.admission);
     // stdio has one client: it is slowed by backpressure (requests held in the transport), never refused
@@ -86,7 +149,10 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     const buildInBackground = (): void => {
       if (toBuild.length === 0) return;
       opening = open().then(
-        (r) => slot.set(r),
+        (r) => {
+          slot.set(r);
+          startLive();
+        },
         (err: Error) => {
           slot.fail(err);
           if (isRetrieverError(err, 'STOPPED')) return cfg.log.info(describeError(err));
@@ -106,7 +172,7 @@ export async function serve(cfg: ServeConfig): Promise<void> {
       cfg.log,
       { maxPending, answers: new AnswerBudget(cfg.answerBudgetBytes) },
       async (why) => {
-        stopBuilding(why);
+        await stopAll(why);
         await opening;
       },
       buildInBackground,
@@ -128,7 +194,8 @@ export async function serve(cfg: ServeConfig): Promise<void> {
     drainMs: cfg.http.drainMs,
     slot,
     load: open,
-    stopLoad: stopBuilding,
+    stopLoad: stopAll,
+    onReady: startLive,
   });
 }
 
@@ -143,7 +210,7 @@ function missingPresets(cfg: ServeConfig): string[] {
   if (cfg.backend) return out;
   for (const name of cfg.corpora) {
     if (existsSync(join(cfg.indexDir, name, INDEX_FILES.manifest))) continue;
-    if (!getPreset(name)) continue;
+    if (!getPreset(name) && !cfg.folders.some((f) => f.name === name)) continue;
     if (!cfg.ensureCorpus) {
       throw new RetrieverError(
         'INDEX_MISSING',
@@ -153,6 +220,15 @@ function missingPresets(cfg: ServeConfig): string[] {
     out.push(name);
   }
   return out;
+}
+
+function isBuilt(cfg: ServeConfig, name: string): boolean {
+  return existsSync(join(cfg.indexDir, name, INDEX_FILES.manifest));
+}
+
+/** Closes a replaced retriever once the requests that still hold it are done (past any deadline). */
+function retire(r: Retriever): void {
+  setTimeout(() => void r.close(), RETIRE_GRACE_MS).unref();
 }
 
 function buildCommand(cfg: ServeConfig, name: string): string {
@@ -169,6 +245,8 @@ async function buildWithProgress(
   names: string[],
   slot: RetrieverSlot,
   signal: AbortSignal,
+  onTextPhase: (name: string, ready: TextPhaseReady) => Promise<void>,
+  onBuilt: (name: string) => void,
 ): Promise<void> {
   const ensure = cfg.ensureCorpus as NonNullable<ServeConfig['ensureCorpus']>;
   for (const name of names) slot.update({ name, state: 'building', phase: 'starting' });
@@ -185,7 +263,8 @@ async function buildWithProgress(
       }),
     );
     try {
-      await ensure(name, signal);
+      await ensure(name, signal, (ready) => onTextPhase(name, ready));
+      onBuilt(name);
     } catch (err) {
       // another process took the lock between the wait and this build: wait for it instead
       if (!isRetrieverError(err, 'LOCKED')) throw err;

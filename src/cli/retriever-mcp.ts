@@ -1,14 +1,18 @@
 import type { Argv, CommandModule } from 'yargs';
 import { getHeapStatistics } from 'node:v8';
 import { answerBudgetMb, DEFAULTS, maxResultCacheMb, readEnv, resultCacheBudgetMb } from '../config.js';
-import { RetrieverError } from '../errors.js';
-import { validateCorpusName } from '../index/layout.js';
+import { describeValue, RetrieverError } from '../errors.js';
+import { folderCorpusName, validateCorpusName } from '../index/layout.js';
 import { getPreset } from '../presets/presets.js';
 import { SEARCH_MODES, type SearchMode } from '../search/types.js';
 import { isLoopbackName, LOOPBACK_HOST_NAMES } from '../server/transports/http/http-util.js';
 import type { EncoderFlags } from '../app/encoders.js';
 import type { RetrieverSetup } from '../app/open-retriever.js';
 import type { ServeConfig } from '../app/serve.js';
+import type { ServedFolder } from '../app/live-folders.js';
+import { statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { type Logger, type LogLevel } from '../util/log.js';
 import { shellQuote } from '../util/shell-quote.js';
 import { cliLogger, exitWhenDone } from './boundary.js';
@@ -24,7 +28,25 @@ import {
 const PROG = 'retriever-mcp';
 
 export const SERVE_OPTIONS = {
-  corpus: { type: 'string', array: true, demandOption: true, describe: 'corpus to serve (repeatable)' },
+  corpus: {
+    type: 'string',
+    array: true,
+    default: [] as string[],
+    describe: 'corpus to serve (repeatable): a preset or a built index',
+  },
+  input: {
+    type: 'string',
+    array: true,
+    default: [] as string[],
+    describe:
+      'a folder of documents to serve (repeatable): built on first start (BM25 answers while it embeds), kept current while serving',
+  },
+  name: { type: 'string', describe: "the corpus name of a single --input (default: the folder's name)" },
+  watch: {
+    type: 'boolean',
+    default: true,
+    describe: '--input folders: apply added, changed and removed files while serving; --no-watch serves them as built',
+  },
   'index-dir': { type: 'string', default: DEFAULTS.indexDir, describe: 'where indexes live' },
   backend: {
     type: 'string',
@@ -194,6 +216,9 @@ export function serveCommand(argv: string[]): CommandModule {
     builder: serveOptions,
     handler: async (parsed) => {
       const args = parsed as unknown as ServeArgs;
+      const folders = servedFolders(args);
+      // a folder is served as a corpus of its own name
+      args.corpus = [...args.corpus, ...folders.map((f) => f.name)];
       checkFlags(args);
       const log = cliLogger(args['log-level'] as LogLevel);
       warnIgnoredFlags(argv, args.transport, log);
@@ -205,7 +230,9 @@ export function serveCommand(argv: string[]): CommandModule {
         transport: args.transport,
         answerBudgetBytes: answerBudgetMb(heapLimitMb(), args['max-answer-mb']) * 2 ** 20,
         http: httpConfig(args, log),
-        ensureCorpus: args.build ? firstRunBuilder(args, log) : undefined,
+        ensureCorpus: args.build ? firstRunBuilder(args, log, folders) : undefined,
+        folders,
+        updateFolder: args.watch ? folderUpdater(args, log) : undefined,
       });
       // served and shut down: a handle left open (a worker thread, a socket) must not keep the process alive
       exitWhenDone(PROG);
@@ -260,6 +287,12 @@ function warnIgnoredFlags(argv: readonly string[], transport: string, log: Logge
 }
 
 function checkFlags(args: ServeArgs): void {
+  if (args.corpus.length === 0) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      'nothing to serve: pass --corpus NAME (a preset such as multihop, or an index built with `retriever-mcp build`) or --input FOLDER (a folder of documents)',
+    );
+  }
   checkIndexDir(args['index-dir']);
   // before anything starts: an HTTP server said it was listening, then refused the name
   for (const name of args.corpus) validateCorpusName(name);
@@ -428,9 +461,132 @@ function httpConfig(args: ServeArgs, log: Logger): ServeConfig['http'] {
  * The first run's build of a missing preset: the preset's own defaults, with
  * the encoder and download settings this server was started with.
  */
-function firstRunBuilder(args: ServeArgs, log: Logger): (name: string, signal: AbortSignal) => Promise<void> {
-  return async (name, signal) => {
+/**
+ * The folders of `--input`, each with its corpus name (`--name`, or the folder's own name made a
+ * valid corpus name); a path that is not a folder is an error naming it.
+ */
+function servedFolders(args: ServeArgs): ServedFolder[] {
+  if (args.name !== undefined && args.input.length !== 1) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `--name names the corpus of one --input folder; ${args.input.length} were given: drop --name (each is named after its folder)`,
+    );
+  }
+  const folders = args.input.map((given) => {
+    // an MCP host's config passes "~/notes" unexpanded: no shell stands between
+    const path = resolve(given === '~' || given.startsWith('~/') ? join(homedir(), given.slice(1)) : given);
+    let isDir = false;
+    try {
+      isDir = statSync(path).isDirectory();
+    } catch {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `--input ${describeValue(given)}: no such folder (${path}); give the folder of documents to serve`,
+      );
+    }
+    if (!isDir) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `--input ${describeValue(given)} is a file, not a folder: serve a folder here, or build a corpus file with \`retriever-mcp build --name NAME --input FILE --format FORMAT\``,
+      );
+    }
+    return { name: args.name ?? folderCorpusName(path), path };
+  });
+  const names = new Set<string>();
+  for (const f of folders) {
+    if (names.has(f.name) || args.corpus.includes(f.name)) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `two corpora would be named ${f.name}: give the folder another --name, or serve one folder per server`,
+      );
+    }
+    names.add(f.name);
+  }
+  return folders;
+}
+
+/** The command that rebuilds a served folder's index, for its manifest. */
+function folderRebuildCommand(args: ServeArgs, f: ServedFolder): string {
+  return [
+    'retriever-mcp',
+    'build',
+    '--name',
+    f.name,
+    '--input',
+    f.path,
+    '--index-dir',
+    args['index-dir'],
+    ...modelFlags(args),
+  ]
+    .map(shellQuote)
+    .join(' ');
+}
+
+function modelFlags(args: ServeArgs): string[] {
+  return [
+    ...(args.model !== undefined ? ['--model', args.model] : []),
+    ...(args['model-path'] !== undefined ? ['--model-path', args['model-path']] : []),
+    ...(args['model-variant'] !== undefined ? ['--model-variant', args['model-variant']] : []),
+  ];
+}
+
+/** A served folder's update: the same build as its first, re-using every unchanged file and vector, quietly. */
+function folderUpdater(args: ServeArgs, log: Logger): NonNullable<ServeConfig['updateFolder']> {
+  return async (folder, signal, onTextPhase) => {
     const { buildCorpus, defaultDenseOptions } = await import('../app/build-corpus.js');
+    await buildCorpus({
+      name: folder.name,
+      input: folder.path,
+      format: 'files',
+      indexDir: args['index-dir'],
+      bm25: DEFAULTS.bm25,
+      maxPostingsInMemory: DEFAULTS.maxPostingsInMemory,
+      threads: DEFAULTS.buildThreads,
+      dense: defaultDenseOptions(encoderFlags(args)),
+      resume: false,
+      rebuildCommand: folderRebuildCommand(args, folder),
+      hub: hubConfig(args, log, true),
+      log: quieter(log),
+      progress: false,
+      signal,
+      onTextPhase,
+    });
+  };
+}
+
+/** An update's build logs what it did at debug level: the server says once what each update changed. */
+function quieter(log: Logger): Logger {
+  return { ...log, info: (m) => log.debug(m) };
+}
+
+function firstRunBuilder(
+  args: ServeArgs,
+  log: Logger,
+  folders: readonly ServedFolder[],
+): NonNullable<ServeConfig['ensureCorpus']> {
+  return async (name, signal, onTextPhase) => {
+    const { buildCorpus, defaultDenseOptions } = await import('../app/build-corpus.js');
+    const folder = folders.find((f) => f.name === name);
+    if (folder) {
+      await buildCorpus({
+        name,
+        input: folder.path,
+        format: 'files',
+        indexDir: args['index-dir'],
+        bm25: DEFAULTS.bm25,
+        maxPostingsInMemory: DEFAULTS.maxPostingsInMemory,
+        threads: DEFAULTS.buildThreads,
+        dense: defaultDenseOptions(encoderFlags(args)),
+        resume: 'auto',
+        rebuildCommand: folderRebuildCommand(args, folder),
+        hub: hubConfig(args, log, true),
+        log,
+        progress: true,
+        signal,
+        ...(onTextPhase ? { onTextPhase } : {}),
+      });
+      return;
+    }
     const flags = [
       ...(args.model !== undefined ? ['--model', args.model] : []),
       ...(args['model-path'] !== undefined ? ['--model-path', args['model-path']] : []),
@@ -452,6 +608,7 @@ function firstRunBuilder(args: ServeArgs, log: Logger): (name: string, signal: A
       log,
       progress: true,
       signal,
+      ...(onTextPhase ? { onTextPhase } : {}),
     });
   };
 }

@@ -36,7 +36,23 @@ export interface OpenCorpus {
   facets(): Facets;
   /** Settles when every checksum has been checked: at once, unless the check runs in the background (`verifyInBackground`). */
   readonly integrity: Promise<void>;
+  /** Set while a build's text phase serves alone: the modes that join once its vectors are published. */
+  readonly pending?: PendingArms;
+  /**
+   * Set while a folder's update is embedding: this corpus is the update's text phase, which
+   * answers BM25 (and fetch), and `behind` the build it replaces, which answers dense and hybrid
+   * until the update is published whole. A search runs on one of them, never on both.
+   */
+  readonly behind?: OpenCorpus;
   close(): void;
+}
+
+/** The arms of a corpus that a running build has not published yet. */
+export interface PendingArms {
+  /** The modes that join once the dense arm is published. */
+  readonly modes: readonly SearchMode[];
+  /** Where the dense arm stands, e.g. "dense 43% embedded, about 6m00s left". */
+  status(): string;
 }
 
 /** Opens the dense arm of an index; supplied by the dense module so this file stays ANN-agnostic. */
@@ -208,6 +224,62 @@ export function openCorpus(indexDir: string, name: string, opts: OpenOptions | D
     };
   } catch (err) {
     for (const c of closers.reverse()) c();
+    throw err;
+  }
+}
+
+/**
+ * The text phase of a build still running, opened to answer BM25 while its vectors are embedded:
+ * the store and BM25 files in the build's own directory, which that phase has finished and synced
+ * and nothing writes again but one meta row at the end. No checksums yet (the build computes them
+ * at its end, and this process has just written the files); `manifest` is the build's provisional
+ * one (no files, no dense arm). A first build's serves `bm25` alone and names the modes to come
+ * (`pending`); an update's serves BM25 while the build it replaces (`behind`, not closed with it)
+ * serves the other modes.
+ */
+export function openTextPhase(
+  dir: string,
+  name: string,
+  manifest: Manifest,
+  rest: { pending: PendingArms } | { behind: OpenCorpus },
+): OpenCorpus {
+  const analyzer = createEnglishAnalyzer();
+  const hint = fixHintFor(name, manifest);
+  checkAnalyzer(dir, manifest, analyzer.id, hint);
+  const storePath = join(dir, INDEX_FILES.store);
+  const store = new ChunkStore(storePath, hint);
+  try {
+    const blocksPath = join(dir, INDEX_FILES.blocks);
+    const bm25 = new Bm25Searcher({
+      ...bm25Files(dir, manifest),
+      // the provisional manifest lists no files yet
+      ...(existsSync(blocksPath) ? { blocksPath } : {}),
+      lookupTerm: (t) => store.lookupTerm(t),
+      analyzer,
+    });
+    let facets: Facets | undefined;
+    return {
+      kind: 'local',
+      name,
+      dir,
+      manifest,
+      store,
+      bm25,
+      bm25Pool: null,
+      dense: null,
+      ...('behind' in rest
+        ? { modes: rest.behind.modes, behind: rest.behind }
+        : { modes: ['bm25'], pending: rest.pending }),
+      filters: new FilterCache(store, manifest.corpus.chunks),
+      facets: () => (facets ??= store.facets()),
+      integrity: Promise.resolve(),
+      close: () => {
+        bm25.close();
+        store.close();
+      },
+    };
+  } catch (err) {
+    store.close();
     throw err;
   }
 }

@@ -4,7 +4,7 @@ import { fuseRrf, type FusedHit } from './fuse.js';
 import { parseFilter } from './filters.js';
 import { ResultCache } from './result-cache.js';
 import { TurnQueue } from './turn-queue.js';
-import type { OpenCorpus } from './open-corpus.js';
+import type { OpenCorpus, PendingArms } from './open-corpus.js';
 import type { EngineCorpus, ServedCorpus } from './served-corpus.js';
 import type { ParsedFilter } from './filters.js';
 import type { ScoredHit } from '../core/top-k.js';
@@ -63,6 +63,23 @@ export interface SearchRequest {
 }
 
 /** The one rule for top_k: an integer from 1 to the server's maxTopK (MCP schemas show the same bounds). */
+/** The arms a running build has not published yet, of a local corpus. */
+export function pendingOf(corpus: ServedCorpus): PendingArms | undefined {
+  return corpus.kind === 'local' ? corpus.pending : undefined;
+}
+
+/** Where a corpus's dense and hybrid searches run: the build an update in flight replaces, else itself. */
+export function denseSide(corpus: ServedCorpus): ServedCorpus {
+  return corpus.kind === 'local' && corpus.behind ? corpus.behind : corpus;
+}
+
+/** What an answer that named no mode says while the corpus's dense arm is still being built. */
+export function noteFor(corpus: ServedCorpus): string | undefined {
+  const pending = pendingOf(corpus);
+  if (!pending) return undefined;
+  return `answered with BM25 alone: the dense arm of corpus ${corpus.name} is still being built (${pending.status()}); hybrid and dense join once it is published`;
+}
+
 export function topKBounds(maxTopK: number): { min: number; max: number } {
   return { min: 1, max: maxTopK };
 }
@@ -93,7 +110,7 @@ export class Retriever {
       if (c.manifest.dense && c.modes.includes('dense') && !encoders.has(c.name) && !opts.withoutEncoders) {
         throw new RetrieverError('MODEL', `corpus ${c.name} has a dense index but no query encoder is loaded`);
       }
-      if (opts.mode && !c.modes.includes(opts.mode)) {
+      if (opts.mode && !c.modes.includes(opts.mode) && !pendingOf(c)?.modes.includes(opts.mode)) {
         throw new RetrieverError(
           'MODE_UNAVAILABLE',
           `--mode ${opts.mode} cannot serve corpus ${c.name}: its index supports ${c.modes.join(', ')} (rebuild without --no-dense for dense/hybrid)`,
@@ -106,6 +123,38 @@ export class Retriever {
   async close(): Promise<void> {
     await Promise.all(this.corpora.map((c) => c.close()));
     await Promise.all([...new Set(this.encoders.values())].map((e) => e.close?.()));
+  }
+
+  /**
+   * The same retriever with one corpus replaced by a newer build of it (a folder's update),
+   * sharing everything else: the other corpora and the query encoders. The newer build must have
+   * been embedded by the same encoder (or have no dense arm); the caller closes the replaced
+   * corpus once the requests that hold it are done.
+   */
+  replacing(corpus: ServedCorpus): Retriever {
+    const old = denseSide(this.corpus(corpus.name));
+    const encoders = new Map(this.encoders);
+    const want = denseSide(corpus).manifest.dense?.encoder.id;
+    if (want === undefined) encoders.delete(corpus.name);
+    else if (old.manifest.dense?.encoder.id !== want || !this.encoders.has(corpus.name)) {
+      throw new RetrieverError(
+        'MODEL',
+        `the new build of ${corpus.name} was embedded by ${want}, the one served by ${old.manifest.dense?.encoder.id ?? 'no encoder'}: restart the server to load it`,
+      );
+    }
+    return new Retriever(
+      this.corpora.map((c) => (c.name === corpus.name ? corpus : c)),
+      encoders,
+      this.opts,
+    );
+  }
+
+  /** What each corpus whose build still runs serves and has still to come, e.g. "notes: bm25 ready; dense 43% embedded, …". */
+  pendingStatus(): string[] {
+    return this.corpora.flatMap((c) => {
+      const p = pendingOf(c);
+      return p ? [`${c.name}: ${c.modes.join(', ')} ready; ${p.status()}`] : [];
+    });
   }
 
   /** Whether a corpus's text queries can reach its dense arm (its query encoder is loaded). */
@@ -130,8 +179,19 @@ export class Retriever {
   }
 
   modeFor(corpus: ServedCorpus, mode?: SearchMode, byVector = false): SearchMode {
+    const pending = pendingOf(corpus);
+    // a mode asked for by name that a running build has not published yet is refused, never replaced:
+    // an RL run must not train on BM25 answers it did not ask for
+    if (mode !== undefined && pending?.modes.includes(mode)) {
+      throw new RetrieverError(
+        'NOT_READY',
+        `mode "${mode}" of corpus ${corpus.name} is not ready yet: ${pending.status()}; mode "bm25" answers now`,
+      );
+    }
     const text = corpus.modes.includes('hybrid') && this.encoders.has(corpus.name) ? 'hybrid' : 'bm25';
-    const m = mode ?? (byVector ? 'dense' : (this.opts.mode ?? text));
+    // a default that is still being built falls back to what serves (the answer says so: noteFor)
+    const fallback = pending && this.opts.mode !== undefined && pending.modes.includes(this.opts.mode);
+    const m = mode ?? (byVector ? 'dense' : fallback ? text : (this.opts.mode ?? text));
     if (!corpus.modes.includes(m)) {
       throw new RetrieverError(
         'MODE_UNAVAILABLE',
@@ -220,9 +280,11 @@ export class Retriever {
    * given: `req.vectors`, with or without the queries' text).
    */
   async searchMany(queries: readonly string[], req: Omit<SearchRequest, 'query'>): Promise<SearchResult[]> {
-    const corpus = this.corpus(req.corpus);
-    const given = req.vectors ? this.checkVectors(corpus, req.vectors, queries.length) : undefined;
-    const mode = this.modeFor(corpus, req.mode, given !== undefined && queries.length === 0);
+    const named = this.corpus(req.corpus);
+    const given = req.vectors ? this.checkVectors(denseSide(named), req.vectors, queries.length) : undefined;
+    const mode = this.modeFor(named, req.mode, given !== undefined && queries.length === 0);
+    // a folder's update in flight: BM25 on its text phase, the other modes on the build it replaces
+    const corpus = mode === 'bm25' ? named : denseSide(named);
     if (given && queries.length === 0 && mode !== 'dense') {
       throw new RetrieverError(
         'BAD_INPUT',
@@ -264,7 +326,8 @@ export class Retriever {
         if (!given) this.cache.set(keys[i] as string, fresh[j] as SearchResult);
       });
     }
-    return out as SearchResult[];
+    const note = req.mode === undefined ? noteFor(named) : undefined;
+    return note ? (out as SearchResult[]).map((r) => ({ ...r, note })) : (out as SearchResult[]);
   }
 
   private async compute(

@@ -24,6 +24,11 @@ export interface SearchResult {
   results: SearchHit[];
   /** With a filter: how many passages it allows (0 means the filter itself excluded everything). */
   filter_matches?: number;
+  /**
+   * Why the answer ran in another mode than the corpus's usual default: the dense arm of a first
+   * build is still being embedded, so a search that named no mode ran in BM25.
+   */
+  note?: string;
 }
 
 /**

@@ -9,8 +9,12 @@ export interface RunningServer {
   stop: () => Promise<number | null>;
 }
 
-/** Spawns `retriever-mcp --transport http --port 0` and waits until /ready answers 200. */
-export async function startHttpServer(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
+/** Spawns `retriever-mcp --transport http --port 0` and waits until /ready answers 200 (unless `waitForReady` is false). */
+export async function startHttpServer(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  opts: { waitForReady?: boolean } = {},
+): Promise<RunningServer> {
   const child = spawn(process.execPath, [BIN.server, '--transport', 'http', '--port', '0', ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -30,7 +34,7 @@ export async function startHttpServer(args: string[], env: NodeJS.ProcessEnv = {
     void exited.then((code) => reject(new Error(`server exited (${code}): ${err}`)));
   });
   const token = env['RETRIEVER_MCP_TOKEN'];
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < (opts.waitForReady === false ? 0 : 300); i++) {
     const r = await fetch(`${url}/ready`, token ? { headers: { authorization: `Bearer ${token}` } } : {}).catch(
       () => undefined,
     );

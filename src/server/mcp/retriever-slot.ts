@@ -26,6 +26,8 @@ export class RetrieverSlot {
   private retriever: Retriever | undefined;
   private failure: Error | undefined;
   private withdrawn = false;
+  private partial = false;
+  private generations = 0;
   private readonly states = new Map<string, CorpusState>();
 
   constructor(
@@ -48,6 +50,14 @@ export class RetrieverSlot {
 
   get ready(): boolean {
     return this.retriever !== undefined;
+  }
+
+  /**
+   * Which set of fully built corpora serves, counted up at each publication (a folder's update);
+   * undefined while none does, or while some still build (setPartial).
+   */
+  get generation(): number | undefined {
+    return this.retriever && !this.partial ? this.generations : undefined;
   }
 
   /** The corpora failed to open, or were withdrawn after a damaged file was found. */
@@ -79,6 +89,22 @@ export class RetrieverSlot {
     return this.retriever;
   }
 
+  /** The state of one corpus (building, with its phase, percent and ETA; or ready). */
+  state(name: string): CorpusState | undefined {
+    return this.states.get(name);
+  }
+
+  /**
+   * Serves `retriever` while some of its corpora are still being built (their text phase is
+   * published, their vectors are not): those keep the state their build reports.
+   */
+  setPartial(retriever: Retriever, building: ReadonlySet<string>): void {
+    if (this.withdrawn) return;
+    this.retriever = retriever;
+    this.partial = true;
+    for (const name of this.names) if (!building.has(name)) this.states.set(name, { name, state: 'ready' });
+  }
+
   list(): CorpusState[] {
     return [...this.states.values()];
   }
@@ -90,6 +116,8 @@ export class RetrieverSlot {
   set(retriever: Retriever): void {
     if (this.withdrawn) return; // a damaged file was found before the open finished
     this.retriever = retriever;
+    this.partial = false;
+    this.generations++;
     for (const name of this.names) this.states.set(name, { name, state: 'ready' });
   }
 
@@ -111,6 +139,14 @@ export class RetrieverSlot {
       if (s.state !== 'ready') this.states.set(s.name, { name: s.name, state: 'failed', error: err.message });
     }
   }
+}
+
+/** What a corpus whose text phase serves still waits for, from its build's state: "dense 43% embedded, about 6m00s left". */
+export function describePending(s: CorpusState | undefined): string {
+  if (!s || s.state !== 'building') return 'the dense arm is being published';
+  const pct = s.percent !== undefined ? ` ${s.percent.toFixed(0)}%` : '';
+  const eta = s.eta_seconds !== undefined ? `, about ${formatDuration(s.eta_seconds)} left` : '';
+  return `dense${pct} (${s.phase ?? 'building'})${eta}`;
 }
 
 export function describeState(s: CorpusState): string {

@@ -25,6 +25,7 @@ export const searchResultSchema = jsonOnce(
     mode: z.enum(SEARCH_MODES),
     results: z.array(hitSchema),
     filter_matches: z.number().int().optional(),
+    note: z.string().optional().describe('why the answer ran in another mode than the usual default'),
   }),
 );
 

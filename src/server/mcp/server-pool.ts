@@ -13,22 +13,30 @@ import type { McpServer } from '@modelcontextprotocol/server';
  */
 export class ServerPool {
   private readonly idle: McpServer[] = [];
+  /** The generation of the served corpora the idle instances were made for. */
+  private generation: number | undefined;
+  private readonly madeFor = new WeakMap<McpServer, number>();
 
   constructor(
     private readonly make: () => McpServer,
-    /** Whether an instance made now would stay right for later requests. */
-    private readonly settled: () => boolean,
+    /**
+     * The generation of what is served (it changes when a folder's update is published), or
+     * undefined while an instance made now would not stay right (not ready, partly built, withdrawn).
+     */
+    private readonly settled: () => number | undefined,
     private readonly max = 64,
   ) {}
 
   /** An idle instance, or a new one; it comes back here when its exchange closes. */
   take(): McpServer {
-    if (!this.settled()) {
-      // not ready yet, or withdrawn after damage: what was kept would say otherwise
+    const generation = this.settled();
+    if (generation !== this.generation) {
+      // what was kept was made for other corpora (or none): its tool lists and hints would say otherwise
       this.idle.length = 0;
-      return this.make();
+      this.generation = generation;
     }
-    return this.idle.pop() ?? this.fresh();
+    if (generation === undefined) return this.make();
+    return this.idle.pop() ?? this.fresh(generation);
   }
 
   get size(): number {
@@ -40,13 +48,15 @@ export class ServerPool {
     this.idle.length = 0;
   }
 
-  private fresh(): McpServer {
+  private fresh(generation: number): McpServer {
     const server = this.make();
+    this.madeFor.set(server, generation);
     // The SDK chains its own exchange hook in front of this one and restores it afterwards;
     // the protocol layer has let go of the transport by the time it runs.
     // Once on the shelf, never twice: two requests must not be handed the same instance.
     server.server.onclose = () => {
       if (this.idle.length >= this.max || server.server.transport !== undefined) return;
+      if (this.madeFor.get(server) !== this.generation) return;
       if (!this.idle.includes(server)) this.idle.push(server);
     };
     return server;

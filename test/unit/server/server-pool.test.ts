@@ -7,7 +7,7 @@ import { ServerPool } from '../../../src/server/mcp/server-pool.js';
 // instances are reused once an exchange closes, and a reused one answers only its own request.
 const V = '2026-07-28';
 
-function harness(settled = () => true) {
+function harness(settled: () => number | undefined = () => 1) {
   let made = 0;
   const release: Array<() => void> = [];
   const pool = new ServerPool(() => {
@@ -85,7 +85,7 @@ describe('ServerPool', () => {
 
   it('keeps nothing while the corpora are not ready: before the first build ends, or once withdrawn', async () => {
     let ready = false;
-    const h = harness(() => ready);
+    const h = harness(() => (ready ? 1 : undefined));
     const served = async (t: string) => {
       expect((await h.text(await h.call('echo', t))).text).toBe(`echo ${t}`);
       await settle();
@@ -100,6 +100,31 @@ describe('ServerPool', () => {
     ready = false; // a damaged file withdrew the corpora
     await served('e');
     expect([h.made(), h.pool.size]).toEqual([4, 0]);
+    await h.handler.close();
+  });
+
+  it("drops what it kept when another generation of corpora is published (a folder's update)", async () => {
+    let generation = 1;
+    const h = harness(() => generation);
+    const served = async (t: string) => {
+      expect((await h.text(await h.call('echo', t))).text).toBe(`echo ${t}`);
+      await settle();
+    };
+    await served('a');
+    await served('b');
+    expect([h.made(), h.pool.size]).toEqual([1, 1]);
+    generation = 2;
+    await served('c');
+    expect([h.made(), h.pool.size]).toEqual([2, 1]);
+    // an instance of generation 1 still answering when 2 came is not shelved once it closes
+    const slow = h.call('slow', 's');
+    await settle();
+    generation = 3;
+    await served('d');
+    h.release.shift()?.();
+    expect((await h.text(await slow)).text).toBe('slow s');
+    await settle();
+    expect(h.pool.size).toBe(1);
     await h.handler.close();
   });
 

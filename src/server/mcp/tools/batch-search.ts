@@ -34,6 +34,7 @@ export function registerBatchSearch(ctx: ToolContext): void {
         corpus: z.string(),
         mode: z.enum(SEARCH_MODES),
         results: z.array(z.array(hitSchema)),
+        note: z.string().optional().describe('why the answers ran in another mode than the usual default'),
       }),
     );
     return { shape, input: toolArgs(shape), output };
@@ -65,6 +66,7 @@ export function registerBatchSearch(ctx: ToolContext): void {
       const content = res.map((r, i) => ({
         type: 'text' as const,
         text: [
+          ...(i === 0 && r.note ? [`Note: ${r.note}.`] : []),
           `Query ${i + 1}: ${args.queries[i]}`,
           ...(r.results.length > 0 ? r.results.map(formatHit) : [noMatches(r)]),
         ].join('\n'),
@@ -77,6 +79,7 @@ export function registerBatchSearch(ctx: ToolContext): void {
           corpus: first?.corpus ?? retriever.defaultCorpus.name,
           mode: first?.mode ?? retriever.modeFor(retriever.defaultCorpus),
           results: res.map((r) => r.results.map(toHitOut)),
+          ...(first?.note ? { note: first.note } : {}),
         },
       };
     },

@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import { SEARCH_MODES } from '../../../search/types.js';
 import type { Facets } from '../../../store/chunk-store.js';
-import { describeState } from '../retriever-slot.js';
+import { describePending, describeState } from '../retriever-slot.js';
 import { checkToolArgs, toolArgs, jsonOnce } from '../schemas.js';
 import type { ToolContext } from '../tool-context.js';
 import { TOOL_VERSION } from '../../../version.js';
+import { denseSide } from '../../../search/retriever.js';
+import type { ServedCorpus } from '../../../search/served-corpus.js';
+import type { DenseArm } from '../../../core/contracts.js';
 
 /** Built once (they depend on nothing served): see schemasOnce. */
 const LIST_INPUT = toolArgs({});
@@ -20,6 +23,10 @@ const LIST_OUTPUT = jsonOnce(
           percent: z.number().optional(),
           eta_seconds: z.number().optional(),
           error: z.string().optional(),
+          serving: z
+            .array(z.enum(SEARCH_MODES))
+            .optional()
+            .describe('while a first build embeds: the modes that already answer (bm25)'),
         }),
         // the rest is known once the corpus is ready
         format: z.string().optional(),
@@ -67,14 +74,17 @@ export function registerListCorpora(ctx: ToolContext): void {
       }
       const corpora = retriever.corpora.map((c) => ({
         name: c.name,
-        status: { state: 'ready' as const },
+        status:
+          c.kind === 'local' && c.pending
+            ? { ...(slot.state(c.name) ?? { state: 'building' as const }), name: undefined, serving: c.modes }
+            : { state: 'ready' as const },
         format: c.manifest.corpus.format,
         documents: c.manifest.corpus.documents,
         chunks: c.manifest.corpus.chunks,
         modes: c.modes,
         default_mode: retriever.modeFor(c),
-        encoder: c.manifest.dense?.encoder.id ?? null,
-        ...(c.kind === 'local' && c.dense ? { dense_index: c.dense.description } : {}),
+        encoder: denseSide(c).manifest.dense?.encoder.id ?? null,
+        ...(denseSide(c).kind === 'local' && denseArm(c) ? { dense_index: denseArm(c)?.description } : {}),
         built_at: c.manifest.built_at,
         index_bytes: Object.values(c.manifest.files).reduce((s, f) => s + f.bytes, 0),
         facets: c.facets(),
@@ -82,7 +92,7 @@ export function registerListCorpora(ctx: ToolContext): void {
       const text = corpora
         .map(
           (c) =>
-            `${c.name}: ${c.chunks} passages from ${c.documents} documents (${c.format}); modes ${c.modes.join(', ')} (default ${c.default_mode}); encoder ${c.encoder ?? 'none'}${c.dense_index ? `; dense index ${c.dense_index}` : ''}; built ${c.built_at}` +
+            `${c.name}: ${c.status.state === 'building' ? `${c.modes.join(', ')} ready; ${describePending(slot.state(c.name))}; ` : ''}${c.chunks} passages from ${c.documents} documents (${c.format}); modes ${c.modes.join(', ')} (default ${c.default_mode}); encoder ${c.encoder ?? 'none'}${c.dense_index ? `; dense index ${c.dense_index}` : ''}; built ${c.built_at}` +
             facetLines(c.facets),
         )
         .join('\n');
@@ -92,6 +102,12 @@ export function registerListCorpora(ctx: ToolContext): void {
       };
     },
   );
+}
+
+/** The dense arm that answers for a corpus: while a folder's update embeds, the build it replaces holds it. */
+function denseArm(c: ServedCorpus): DenseArm | null {
+  const d = denseSide(c);
+  return d.kind === 'local' ? d.dense : null;
 }
 
 /** A fresh schema per use, so the JSON schema repeats it instead of a $ref. */

@@ -69,10 +69,12 @@ export function registerSearch(ctx: ToolContext): void {
           ...(args.query_vector ? { vectors: [args.query_vector] } : {}),
         }),
       );
-      const content =
-        res.results.length > 0
+      const content = [
+        ...(res.note ? [{ type: 'text' as const, text: `Note: ${res.note}.` }] : []),
+        ...(res.results.length > 0
           ? res.results.map((h) => ({ type: 'text' as const, text: formatHit(h) }))
-          : [{ type: 'text' as const, text: noMatches(res) }];
+          : [{ type: 'text' as const, text: noMatches(res) }]),
+      ];
       // after the text blocks (clients that read the first block, or only text, see what they did)
       const links = ctx.resourceLinks ? res.results.map((h) => chunkLink(res.corpus, h)) : [];
       return {

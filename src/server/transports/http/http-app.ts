@@ -10,7 +10,6 @@ import type { ConnectionStats } from './connections.js';
 import { createHttpServer, type HttpOptions } from './router.js';
 import { McpHttp, type McpHttpOptions } from './mcp-http.js';
 import type { ServerMetrics } from '../../server-metrics.js';
-import type { RestContext } from '../../rest/rest.js';
 
 export interface HttpAppOptions {
   http: HttpOptions;
@@ -56,9 +55,8 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
     opts.mcp,
     opts.log,
     answers,
-    () => opts.slot.ready,
+    () => opts.slot.generation,
   );
-  let rest: RestContext | undefined;
   let draining = false;
   const { server, connections } = createHttpServer(
     {
@@ -67,7 +65,9 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
       readiness: () => (opts.slot.ready ? 'ready' : opts.slot.list().map(describeState).join('; ')),
       failed: () => opts.slot.failed,
       mcp: () => mcp,
-      rest: () => (opts.slot.ready ? rest : undefined),
+      // the slot's current retriever: a folder's update replaces it while serving
+      rest: () =>
+        opts.slot.ready ? { retriever: opts.slot.get(), guard, maxBatchQueries: opts.maxBatchQueries } : undefined,
       admission,
       answers,
       metrics: opts.metrics,
@@ -87,9 +87,10 @@ export function createHttpApp(opts: HttpAppOptions): HttpApp {
       draining = true;
     },
     mcp: () => mcp,
-    retriever: () => retriever,
+    // what serves now: a first build's text phase before the load ends, and a folder's update
+    // replaces the one attached
+    retriever: () => opts.slot.current() ?? retriever,
     attach(r: Retriever) {
-      rest = { retriever: r, guard, maxBatchQueries: opts.maxBatchQueries };
       opts.slot.set(r);
       retriever = r;
     },

@@ -58,8 +58,8 @@ export class McpHttp {
     private readonly opts: McpHttpOptions,
     private readonly log: Logger,
     private readonly answers: AnswerGate,
-    /** Whether the corpora are ready: instances made before then are not reused. */
-    ready: () => boolean,
+    /** What serves (slot.generation): instances are reused only while it stays the same. */
+    ready: () => number | undefined,
   ) {
     this.sessions = new SessionRegistry({ ttlMs: opts.sessionTtlMs, max: opts.maxSessions }, log);
     this.pool = new ServerPool(makeServer, ready);

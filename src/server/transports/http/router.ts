@@ -137,7 +137,18 @@ async function handle(app: RouterContext, opts: HttpOptions, x: Exchange): Promi
   if (x.path === '/ready') {
     const trouble = await engineTrouble(retriever);
     if (trouble) return x.fail('NOT_READY', trouble);
-    sendJson(res, 200, { status: 'ready', corpora: retriever.corpora.map((c) => c.name) });
+    // every arm published, or (with ?mode=bm25) BM25 serving while a first build embeds
+    const pending = retriever.pendingStatus();
+    const bm25Only = readyMode(x.req) === 'bm25';
+    if (pending.length > 0 && !bm25Only) {
+      return x.fail('NOT_READY', `still building: ${pending.join('; ')} (/ready?mode=bm25 says whether BM25 serves)`);
+    }
+    sendJson(res, 200, {
+      status: 'ready',
+      ...(bm25Only ? { mode: 'bm25' } : {}),
+      corpora: retriever.corpora.map((c) => c.name),
+      ...(pending.length > 0 ? { building: pending } : {}),
+    });
     return;
   }
   try {
@@ -215,7 +226,7 @@ function refusedBeforeAdmission(app: RouterContext, opts: HttpOptions, x: Exchan
     (path === '/' && pageTokenMatches(req, opts.authToken));
   if (!authorized && path === '/ready') {
     // readiness probes carry no token: they get the status alone, no corpus names or messages
-    void readyStatus(app).then((ready) =>
+    void readyStatus(app, req).then((ready) =>
       ready ? sendJson(res, 200, { status: 'ready' }) : x.fail('NOT_READY', 'not ready'),
     );
     return true;
@@ -259,9 +270,15 @@ async function engineTrouble(r: Retriever): Promise<string | undefined> {
 }
 
 /** Whether the server would answer /ready with 200: loaded, not draining, and every engine reachable. */
-async function readyStatus(app: RouterContext): Promise<boolean> {
+async function readyStatus(app: RouterContext, req: IncomingMessage): Promise<boolean> {
   const r = app.retriever();
-  return r !== undefined && !app.draining() && (await engineTrouble(r)) === undefined;
+  if (r === undefined || app.draining() || (await engineTrouble(r)) !== undefined) return false;
+  return readyMode(req) === 'bm25' || r.pendingStatus().length === 0;
+}
+
+/** `/ready?mode=bm25` asks whether BM25 serves, before a first build's dense arm is published. */
+function readyMode(req: IncomingMessage): string | null {
+  return new URL(req.url ?? '/', 'http://x').searchParams.get('mode');
 }
 
 /** The routes that search: SSE, the REST compatibility routes and MCP. */

@@ -12,8 +12,10 @@ export interface ServeHttpOptions extends HttpAppOptions {
   port: number;
   /** Opens indexes and encoders; runs after the port is open so /health answers during load. */
   load: () => Promise<Retriever>;
-  /** Stops what `load` runs (a first-run build) when a signal comes first; `load` then rejects. */
-  stopLoad?: (why: string) => void;
+  /** Stops what `load` runs (a first-run build) when a signal comes first, and what `onReady` started; `load` then rejects. */
+  stopLoad?: (why: string) => void | Promise<void>;
+  /** Runs once the loaded retriever serves (after its warm-up). */
+  onReady?: () => void;
   /** Filled by the loaded retriever; MCP answers initialize and tools/list from it before that. */
   slot: RetrieverSlot;
   /** How long SIGTERM waits for in-flight requests, ms. */
@@ -53,6 +55,7 @@ export async function serveHttp(opts: ServeHttpOptions): Promise<void> {
       await warmUp(loaded);
       app.attach(loaded);
       opts.log.info(`ready (warm-up ${((performance.now() - t0) / 1000).toFixed(1)}s)`);
+      opts.onReady?.();
     }
   } catch (err) {
     opts.slot.fail(err as Error);
@@ -68,13 +71,14 @@ export async function serveHttp(opts: ServeHttpOptions): Promise<void> {
 
   const why = await stopped;
   // a signal during the load (a first-run build): stop it and wait until it lets go of its lock
-  opts.stopLoad?.(why);
+  await opts.stopLoad?.(why);
   const late = await loading.catch((err: unknown) => {
     if (isRetrieverError(err, 'STOPPED')) opts.log.info(describeError(err));
     else opts.log.warn(`the load ended with: ${describeError(err)}`);
     return undefined;
   });
-  if (late && !app.retriever()) await late.close();
+  // loaded but never attached (the signal came first): nothing else will close it
+  if (late && !loaded) await late.close();
   opts.log.info(`${why}: draining ${admission.inFlight} in-flight request(s), refusing new ones`);
   // Keep the port and idle keep-alive connections open a moment: a client that sends on one just
   // after the signal gets a 503 with "Connection: close" instead of a silent FIN or a reset.
