@@ -75,3 +75,38 @@ export function fuseRrf(lists: readonly RankedList[], opts: FuseOptions): FusedH
   }
   return fused.slice(0, n);
 }
+
+/** One result list of a fused search: a corpus's hits for one phrasing, best first. */
+export interface HitList<H extends { id: string }> {
+  corpus: string;
+  hits: readonly H[];
+}
+
+/**
+ * RRF over whole result lists (several phrasings of one need, several corpora): a hit is its
+ * corpus and chunk id, its score the sum of 1 / (k + rank) over the lists that hold it; ties go
+ * to the smaller corpus name, then chunk id. Returns the best `topK`, each with its corpus.
+ */
+export function fuseHitLists<H extends { id: string }>(
+  lists: ReadonlyArray<HitList<H>>,
+  k: number,
+  topK: number,
+): Array<{ corpus: string; hit: H; score: number }> {
+  const byKey = new Map<string, { corpus: string; hit: H; score: number }>();
+  for (const list of lists) {
+    list.hits.forEach((hit, i) => {
+      const key = `${list.corpus}\u0000${hit.id}`;
+      const f = byKey.get(key) ?? { corpus: list.corpus, hit, score: 0 };
+      f.score += 1 / (k + i + 1);
+      byKey.set(key, f);
+    });
+  }
+  return [...byKey.values()]
+    .sort(
+      (a, b) =>
+        b.score - a.score ||
+        (a.corpus < b.corpus ? -1 : a.corpus > b.corpus ? 1 : 0) ||
+        (a.hit.id < b.hit.id ? -1 : a.hit.id > b.hit.id ? 1 : 0),
+    )
+    .slice(0, topK);
+}

@@ -1,6 +1,6 @@
 import { describeValue, RetrieverError } from '../errors.js';
 import type { ChunkRecord } from '../store/chunk-store.js';
-import { fuseRrf, type FusedHit } from './fuse.js';
+import { fuseHitLists, fuseRrf, type FusedHit, type HitList } from './fuse.js';
 import { parseFilter } from './filters.js';
 import { ResultCache } from './result-cache.js';
 import { TurnQueue } from './turn-queue.js';
@@ -79,6 +79,11 @@ export function noteFor(corpus: ServedCorpus): string | undefined {
   if (!pending) return undefined;
   return `answered with BM25 alone: the dense arm of corpus ${corpus.name} is still being built (${pending.status()}); hybrid and dense join once it is published`;
 }
+
+/** Phrasings of one need a fused search takes (`query` as a list). */
+export const MAX_PHRASINGS = 8;
+/** How deep each list of a fused search runs before RRF (at least top_k). */
+const FUSED_DEPTH = 20;
 
 export function topKBounds(maxTopK: number): { min: number; max: number } {
   return { min: 1, max: maxTopK };
@@ -328,6 +333,53 @@ export class Retriever {
     }
     const note = req.mode === undefined ? noteFor(named) : undefined;
     return note ? (out as SearchResult[]).map((r) => ({ ...r, note })) : (out as SearchResult[]);
+  }
+
+  /**
+   * One need searched several ways and fused: each phrasing in `queries` (keywords and a
+   * question, say; up to MAX_PHRASINGS) against each corpus (names, or every served one for
+   * "*"), each as `searchMany` runs it (both arms fused per corpus), and the lists fused by RRF
+   * into one ranking whose hits name their corpus. qmd searches every collection by default;
+   * an agent that cannot tell which corpus holds the answer asks them all at once.
+   */
+  async searchFused(
+    queries: readonly string[],
+    corpora: readonly string[] | '*',
+    req: Omit<SearchRequest, 'query' | 'corpus' | 'vectors'>,
+  ): Promise<SearchResult> {
+    if (queries.length === 0 || queries.length > MAX_PHRASINGS) {
+      throw new RetrieverError(
+        'BAD_INPUT',
+        `query takes 1 to ${MAX_PHRASINGS} phrasings of one need; ${queries.length} were given: send the others as separate searches`,
+      );
+    }
+    const names = corpora === '*' ? this.corpora.map((c) => c.name) : [...new Set(corpora)];
+    if (names.length === 0)
+      throw new RetrieverError('BAD_INPUT', 'corpus is an empty list: name one or more, or "*" for all');
+    const served = names.map((n) => this.corpus(n));
+    const single = served.length === 1 ? served[0]?.name : undefined;
+    const topK = this.checkTopK(req.topK, req.topKName, single);
+    // each list runs deeper than top_k: a hit ranked low by one phrasing may lead once fused
+    const depth = Math.min(this.opts.maxTopK, Math.max(topK, FUSED_DEPTH));
+    const lists: Array<HitList<SearchHit>> = [];
+    const notes = new Set<string>();
+    let mode: SearchMode | undefined;
+    for (const c of served) {
+      const res = await this.searchMany(queries, { ...req, topK: depth, corpus: c.name });
+      for (const r of res) {
+        lists.push({ corpus: c.name, hits: r.results });
+        mode ??= r.mode;
+        if (r.note) notes.add(r.note);
+      }
+    }
+    const fused = fuseHitLists(lists, this.opts.rrfK, topK);
+    const results = fused.map(({ corpus, hit, score }, i) => ({ ...hit, rank: i + 1, score, corpus }));
+    return {
+      corpus: corpora === '*' ? '*' : names.join(','),
+      mode: mode ?? this.modeFor(served[0] as ServedCorpus, req.mode),
+      results,
+      ...(notes.size > 0 ? { note: [...notes].join('; ') } : {}),
+    };
   }
 
   private async compute(

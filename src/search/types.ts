@@ -16,6 +16,8 @@ export interface SearchHit {
   dense_score?: number;
   dense_rank?: number;
   metadata?: Record<string, unknown>;
+  /** In a search of several corpora: the corpus the hit is from. */
+  corpus?: string;
 }
 
 export interface SearchResult {

@@ -124,11 +124,15 @@ describe('tool input schemas', () => {
       const ajv = new Ajv2020({ strict: false, allErrors: true });
       const noFilter = { source: null, category: null, published_after: null, published_before: null, doc_id: null };
       const base = { top_k: null, mode: null, filter: null, corpus: null };
+      const one = { ...base, query_vector: null };
       const calls: Array<[string, Record<string, unknown>, RegExp]> = [
-        ['search', { query: 'capital of Japan', ...base }, /Doc 1 \[id p[01]\]/],
-        ['search', { query: 'capital', ...base, top_k: 1, mode: 'bm25' }, /Doc 1/],
-        ['search', { query: 'capital', ...base, filter: { ...noFilter, doc_id: ['p1'] } }, /Doc 1 \[id p1\]/],
-        ['search', { query: 'capital', ...base, filter: { ...noFilter, doc_id: 'p0' } }, /Doc 1 \[id p0\]/],
+        ['search', { query: 'capital of Japan', ...one }, /Doc 1 \[id p[01]\]/],
+        ['search', { query: 'capital', ...one, top_k: 1, mode: 'bm25' }, /Doc 1/],
+        ['search', { query: 'capital', ...one, filter: { ...noFilter, doc_id: ['p1'] } }, /Doc 1 \[id p1\]/],
+        ['search', { query: 'capital', ...one, filter: { ...noFilter, doc_id: 'p0' } }, /Doc 1 \[id p0\]/],
+        ['search', { query: ['capital', 'Japan'], ...one, corpus: '*' }, /Doc 1 \[id p[01] in wiki\]/],
+        ['search', { query: 'capital', ...one, corpus: ['wiki'] }, /Doc 1 \[id p[01]\]/],
+        ['batch_search', { queries: ['Tokyo'], ...base, corpus: '*' }, /Query 1: Tokyo\nDoc 1 \[id p0 in wiki\]/],
         ['batch_search', { queries: ['Tokyo', 'Kyoto'], ...base }, /Query 2: Kyoto/],
         ['fetch', { ids: ['p0'], id: null, doc_id: null, around: null, position: null, corpus: null }, /Tokyo is/],
         ['fetch', { ids: null, id: 'p1', doc_id: null, around: null, position: null, corpus: null }, /Kyoto was/],

@@ -11,7 +11,9 @@ import type { SearchHit } from '../../search/types.js';
  * publisher and a month is otherwise answered blind.
  */
 export function formatHit(hit: SearchHit): string {
-  return `Doc ${hit.rank} [id ${hit.id}] (${heading(hit.title, hit.metadata)}) ${hit.text}`;
+  // a search of several corpora: fetch needs the corpus beside the id
+  const where = hit.corpus !== undefined ? ` in ${hit.corpus}` : '';
+  return `Doc ${hit.rank} [id ${hit.id}${where}] (${heading(hit.title, hit.metadata)}) ${hit.text}`;
 }
 
 export function formatChunk(c: ChunkRecord): string {

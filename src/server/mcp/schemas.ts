@@ -17,6 +17,7 @@ export const hitSchema = z.object({
   dense_score: z.number().optional(),
   dense_rank: z.number().int().optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
+  corpus: z.string().optional().describe('in a search of several corpora: the corpus the hit is from'),
 });
 
 export const searchResultSchema = jsonOnce(

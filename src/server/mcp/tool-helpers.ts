@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { Retriever } from '../../search/retriever.js';
 import type { SearchHit, SearchResult } from '../../search/types.js';
 import { describeState } from './retriever-slot.js';
@@ -83,4 +84,21 @@ export interface ToolExtra {
       params: { progressToken: string | number; progress: number; total: number; message: string };
     }) => Promise<void>;
   };
+}
+
+/** `corpus`: one name, a list of names, or "*" for every served corpus (a list or "*" fuses by RRF). */
+export function corpusArg(names: readonly string[]) {
+  return z
+    .union([z.string(), z.array(z.string()).min(1)])
+    .describe(
+      `which corpus (default ${names[0]}); a list of names, or "*" for every one served${names.length > 1 ? ` (${names.join(', ')})` : ''}, searches them all and fuses the lists by RRF, each hit naming its corpus`,
+    );
+}
+
+/** The corpora a `corpus` argument names for a fused search, or undefined for one corpus (the plain search). */
+export function corporaArg(corpus: string | string[] | undefined): string[] | '*' | undefined {
+  if (corpus === undefined) return undefined;
+  if (corpus === '*' || (Array.isArray(corpus) && corpus.includes('*'))) return '*';
+  if (typeof corpus === 'string') return undefined;
+  return corpus.length === 1 ? undefined : corpus;
 }

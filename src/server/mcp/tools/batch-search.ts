@@ -14,7 +14,7 @@ import {
   jsonOnce,
 } from '../schemas.js';
 import { SEARCH_MODES } from '../../../search/types.js';
-import { denseModel, describeCorpora, noMatches, readySlot, toHitOut } from '../tool-helpers.js';
+import { corporaArg, corpusArg, denseModel, describeCorpora, noMatches, readySlot, toHitOut } from '../tool-helpers.js';
 import { answerMeter } from '../../answer-size.js';
 
 export function registerBatchSearch(ctx: ToolContext): void {
@@ -27,7 +27,7 @@ export function registerBatchSearch(ctx: ToolContext): void {
       top_k: optionalArg(topKSchema(o.maxTopK)),
       mode: optionalArg(modeSchema(model)),
       filter: filterArg(),
-      corpus: optionalArg(z.string().describe(`which corpus (default ${slot.names[0]})`)),
+      corpus: optionalArg(corpusArg(slot.names)),
     };
     const output = jsonOnce(
       z.object({
@@ -53,14 +53,16 @@ export function registerBatchSearch(ctx: ToolContext): void {
     async (args, extra) => {
       checkToolArgs('batch_search', args, shape);
       const retriever = await readySlot(ctx, extra);
+      const corpora = corporaArg(args.corpus);
+      const req = { topK: args.top_k, mode: args.mode, filter: args.filter, meter: answerMeter('mcp') };
       const res = await ctx.guard(() =>
-        retriever.searchMany(args.queries, {
-          topK: args.top_k,
-          mode: args.mode,
-          corpus: args.corpus,
-          filter: args.filter,
-          meter: answerMeter('mcp'),
-        }),
+        corpora !== undefined
+          ? // each query over every corpus named, fused by RRF
+            Promise.all(args.queries.map((q) => retriever.searchFused([q], corpora, req)))
+          : retriever.searchMany(args.queries, {
+              ...req,
+              corpus: typeof args.corpus === 'string' ? args.corpus : args.corpus?.[0],
+            }),
       );
       const first = res[0];
       const content = res.map((r, i) => ({

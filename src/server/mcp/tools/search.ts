@@ -13,7 +13,18 @@ import {
   toolArgs,
   topKSchema,
 } from '../schemas.js';
-import { denseModel, describeCorpora, describeTopK, noMatches, readySlot, toHitOut } from '../tool-helpers.js';
+import {
+  corporaArg,
+  corpusArg,
+  denseModel,
+  describeCorpora,
+  describeTopK,
+  noMatches,
+  readySlot,
+  toHitOut,
+} from '../tool-helpers.js';
+import { MAX_PHRASINGS } from '../../../search/retriever.js';
+import { RetrieverError } from '../../../errors.js';
 import { answerMeter } from '../../answer-size.js';
 
 /** The longest query vector taken (e5-large and bge-large are 1,024-d; the largest models 4,096). */
@@ -25,11 +36,15 @@ export function registerSearch(ctx: ToolContext): void {
   const model = denseModel(ctx);
   const { shape, input } = schemasOnce(ctx, `search ${model}`, () => {
     const shape = {
-      query: querySchema(o.maxQueryChars).describe('what to search for'),
+      query: z
+        .union([querySchema(o.maxQueryChars), z.array(querySchema(o.maxQueryChars)).min(1).max(MAX_PHRASINGS)])
+        .describe(
+          `what to search for; or up to ${MAX_PHRASINGS} phrasings of one need (keywords and a question, say), each searched and fused into one ranking`,
+        ),
       top_k: optionalArg(topKSchema(o.maxTopK)),
       mode: optionalArg(modeSchema(model)),
       filter: filterArg(),
-      corpus: optionalArg(z.string().describe(`which corpus (default ${slot.names[0]})`)),
+      corpus: optionalArg(corpusArg(slot.names)),
       query_vector: optionalArg(
         z
           .array(z.number())
@@ -58,16 +73,32 @@ export function registerSearch(ctx: ToolContext): void {
     async (args, extra) => {
       checkToolArgs('search', args, shape);
       const retriever = await readySlot(ctx, extra);
+      const phrasings = typeof args.query === 'string' ? [args.query] : args.query;
+      const corpora = corporaArg(args.corpus);
+      const fused = phrasings.length > 1 || corpora !== undefined;
+      if (fused && args.query_vector) {
+        throw new RetrieverError(
+          'BAD_INPUT',
+          'query_vector goes with one query on one corpus: leave out the other phrasings and corpora, or the vector',
+        );
+      }
       const res = await ctx.guard(() =>
-        retriever.search({
-          query: args.query,
-          topK: args.top_k,
-          mode: args.mode,
-          corpus: args.corpus,
-          filter: args.filter,
-          meter: answerMeter('mcp'),
-          ...(args.query_vector ? { vectors: [args.query_vector] } : {}),
-        }),
+        fused
+          ? retriever.searchFused(phrasings, corpora ?? [retriever.defaultCorpus.name], {
+              topK: args.top_k,
+              mode: args.mode,
+              filter: args.filter,
+              meter: answerMeter('mcp'),
+            })
+          : retriever.search({
+              query: phrasings[0] as string,
+              topK: args.top_k,
+              mode: args.mode,
+              corpus: typeof args.corpus === 'string' ? args.corpus : args.corpus?.[0],
+              filter: args.filter,
+              meter: answerMeter('mcp'),
+              ...(args.query_vector ? { vectors: [args.query_vector] } : {}),
+            }),
       );
       const content = [
         ...(res.note ? [{ type: 'text' as const, text: `Note: ${res.note}.` }] : []),
