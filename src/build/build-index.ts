@@ -452,7 +452,7 @@ async function ingestWith(
   let storeSync: ReturnType<typeof syncInBackground> | undefined;
   try {
     const { tokens, split, skipped } = await loadChunks(opts, input, writer, bm25, hash, counter, docs);
-    if (docs) opts.log.info(`${formatCount(docs.reused)} unchanged files re-used, ${formatCount(docs.read)} read`);
+    if (docs) opts.log.info(docs.summary());
     opts.log.info(`indexing ${formatCount(writer.chunkCount)} chunks (ids, BM25 postings)…`);
     const readS = (performance.now() - phaseStart) / 1000;
     const t = performance.now();
@@ -686,13 +686,18 @@ async function loadChunks(
 
 /** A folder's files that were not indexed: named, so a user can fix or exclude them. */
 function reportSkipped(log: Logger, s: NonNullable<IngestResult['skipped']>): void {
+  log.warn(describeSkipped(s));
+}
+
+/** The skipped files as lines, twenty at most: said when they are met, and again in the summary. */
+function describeSkipped(s: NonNullable<IngestResult['skipped']>): string {
   const shown = s.files.slice(0, 20);
-  log.warn(
+  return (
     // a file name may hold a line break: escaped, it cannot pass for a log line of its own
     `${formatCount(s.count)} file(s) were not indexed:\n${shown.map((f) => `  ${printable(f.path, 300)}: ${printable(f.reason, 300)}`).join('\n')}` +
-      (s.count > shown.length
-        ? `\n  … and ${formatCount(s.count - shown.length)} more (manifest.json lists ${s.files.length})`
-        : ''),
+    (s.count > shown.length
+      ? `\n  … and ${formatCount(s.count - shown.length)} more (manifest.json lists ${s.files.length})`
+      : '')
   );
 }
 
@@ -710,5 +715,8 @@ export function formatSummary(s: BuildSummary): string {
     `index ${formatBytes(s.bytes.total)} (store ${formatBytes(s.bytes.store)}, bm25 ${formatBytes(s.bytes.bm25)}${s.bytes.dense ? `, dense ${formatBytes(s.bytes.dense)}` : ''})`,
     `at ${s.dir}`,
   ];
-  return parts.join('; ');
+  // the files a folder's build passed over are said again at its end (an hour of embedding
+  // scrolls them away), and so by a resumed build, whose text phase was done before
+  const skipped = c.skipped && c.skipped.count > 0 ? `\n${describeSkipped(c.skipped)}` : '';
+  return parts.join('; ') + skipped;
 }

@@ -22,8 +22,10 @@ export interface DocReuseSettings {
  * second per 10,000 chunks. Reuse needs the same tool version (the readers' output) and chunker.
  */
 export class DocReuse {
+  /** Files taken over unchanged; read because they changed; read because the previous build had none of that name. */
   reused = 0;
-  read = 0;
+  changed = 0;
+  added = 0;
 
   private constructor(
     private readonly store: ChunkStore,
@@ -70,8 +72,15 @@ export class DocReuse {
     const s = this.stamps.get(docId);
     const doc = s && s.bytes === bytes && s.mtimeMs === mtimeMs ? this.store.storedDocument(docId) : undefined;
     if (doc) this.reused++;
-    else this.read++;
+    else if (s) this.changed++;
+    else this.added++;
     return doc;
+  }
+
+  /** What the rebuild did to the folder's documents, for its log: "1,497 unchanged, 2 changed, 1 added, 1 removed". */
+  summary(): string {
+    const removed = this.stamps.size - this.reused - this.changed;
+    return `documents: ${formatCount(this.reused)} unchanged (re-used), ${formatCount(this.changed)} changed, ${formatCount(this.added)} added, ${formatCount(removed)} removed`;
   }
 
   close(): void {

@@ -55,8 +55,21 @@ ${losses}
 `;
 }
 
+/** The depths the summary shows of each metric measured at many (the curves show them all). */
+const SUMMARY_KS = new Set([1, 5, 10]);
+
 function summaryTable(rows: EvalRow[]): string {
-  const names = [...new Set(rows.flatMap((r) => Object.keys(r.metrics)))].sort(byMetric);
+  // a laptop's width: R@1, R@5, R@10 and the deepest, nDCG@10, MRR@10, …, not every curve point
+  const all = [...new Set(rows.flatMap((r) => Object.keys(r.metrics)))];
+  const deepest = Math.max(...all.map((n) => Number(n.split('@')[1]) || 0));
+  const names = all
+    .filter((n) => {
+      const [family, k] = n.split('@');
+      if (k === undefined) return true;
+      if (family === 'nDCG' || family === 'MRR') return k === '10';
+      return SUMMARY_KS.has(Number(k)) || Number(k) === deepest;
+    })
+    .sort(byMetric);
   const head = ['mode', 'type', 'queries', ...names].map((h) => `<th>${esc(h)}</th>`).join('');
   const body = rows
     .map(

@@ -206,7 +206,9 @@ class Judging {
       const text = ` ${normalizeAnswer(h.contents)} `;
       return norm.some((a) => text.includes(` ${a} `));
     });
-    for (const k of this.opts.ks) metrics[`answer@${k}`] = found.slice(0, k).some(Boolean) ? 1 : 0;
+    // a question with no answer string has no answer@k (not 0: a report of 0.0000 columns said
+    // every search failed, where the query file simply gave no answers)
+    if (norm.length > 0) for (const k of this.opts.ks) metrics[`answer@${k}`] = found.slice(0, k).some(Boolean) ? 1 : 0;
     return { type: q.type, skipped: norm.length === 0 && !base, metrics };
   }
 

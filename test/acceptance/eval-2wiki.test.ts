@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TINY_MODEL } from '../helpers/encoder.js';
@@ -81,5 +81,27 @@ describe.skipIf(!HAS_SHARED)('eval on 2WikiMultiHopQA (FlashRAG format)', () => 
     const first = page.split('<div class="loss">')[1] ?? '';
     expect(first).toMatch(/<b>hybrid<\/b>.*<b>(bm25|dense)<\/b>/s);
     expect(first).toContain('class="rel"');
+    // the summary fits a laptop: a few depths a metric (the curves carry every one), not 37 columns
+    const summary = page.split('<h2>Summary</h2>')[1]?.split('</thead>')[0] ?? '';
+    expect(summary.match(/<th>/g)?.length).toBeLessThanOrEqual(14);
+    expect(summary).toContain('<th>R@5</th>');
+    expect(summary).not.toContain('<th>R@8</th>');
+
+    // questions with no answer strings: no answer@k anywhere, rather than columns of 0.0000
+    const lines = readFileSync(sharedPath('data/2wiki-200/queries.jsonl'), 'utf8').trim().split('\n');
+    const bare = join(tmp.dir, 'no-answers.jsonl');
+    writeFileSync(
+      bare,
+      lines.map((l) => JSON.stringify({ ...(JSON.parse(l) as object), golden_answers: [] })).join('\n') + '\n',
+    );
+    const html2 = join(tmp.dir, 'report-2.html');
+    const r2 = runBin(BIN.server, [
+      ...['eval', '--corpus', '2wiki', '--index-dir', indexDir, '--model-path', TINY_MODEL],
+      ...['--queries', bare, '--format', 'flashrag', '--limit', '60', '--html', html2, '--no-progress'],
+    ]);
+    expect(r2.status, r2.stderr).toBe(0);
+    expect(r2.stdout).toMatch(/R@5/);
+    expect(r2.stdout).not.toMatch(/answer@/);
+    expect(readFileSync(html2, 'utf8')).not.toMatch(/answer@/);
   });
 });

@@ -105,6 +105,11 @@ describe.skipIf(!HAS_SHARED)('a folder of documents as a corpus', () => {
     expect(reasons['link.md']).toMatch(/symbolic link/);
     // and the build's own summary names them for the user
     expect(build.stderr).toMatch(/5 file\(s\) were not indexed:\n {2}big\.md: /);
+    // again after the summary line, where a long build's end leaves the eye
+    const end = build.stderr.slice(build.stderr.lastIndexOf('built notes:'));
+    expect(end).toMatch(/^built notes: [^\n]*\n5 file\(s\) were not indexed:\n {2}big\.md: /);
+    for (const f of ['binary.txt', 'link.md', 'papers/broken.pdf', 'papers/scan.pdf'])
+      expect(end).toContain(`\n  ${f}: `);
   });
 
   it('serves paths as ids, titles from the documents, dates from the files, pages for PDFs', async () => {

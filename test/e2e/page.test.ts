@@ -74,9 +74,21 @@ beforeAll(async () => {
     '0',
   ]);
   expect(b.status, b.stderr).toBe(0);
-  server = await startHttpServer(['--corpus', 'geo', '--index-dir', indexDir, '--model-path', TINY_MODEL], {
-    RETRIEVER_MCP_TOKEN: TOKEN,
-  });
+  // a second corpus of one long, dated passage: folding, dates, and searching every corpus
+  const long = writeJsonl(tmp.dir, 'long.jsonl', [
+    {
+      id: 'fjords',
+      title: 'Fjords',
+      text: `${'Fjords are long narrow inlets carved by glaciers into the coast. '.repeat(12)}The last sentence holds the word sealochs.`,
+      metadata: { published_at: '2021-06-15T08:30:00Z' },
+    },
+  ]);
+  const l = await runBinAsync(BIN.build, tinyBuildArgs('long', long, indexDir, 'jsonl'));
+  expect(l.status, l.stderr).toBe(0);
+  server = await startHttpServer(
+    ['--corpus', 'geo', '--corpus', 'long', '--index-dir', indexDir, '--model-path', TINY_MODEL],
+    { RETRIEVER_MCP_TOKEN: TOKEN },
+  );
   browser = await chromium.launch({ executablePath: executable, args: ['--no-sandbox', '--disable-gpu'] });
 }, 180_000);
 afterAll(async () => {
@@ -136,6 +148,46 @@ describe.skipIf(!run)('the page at GET /', () => {
     expect(errors).toEqual([]);
     const origin = new URL(server.url).origin;
     expect(requests.filter((u) => !u.startsWith(origin))).toEqual([]);
+    await page.close();
+  });
+
+  it('runs the search its address names, keeps the address on each search, folds long passages, shows dates as days', async () => {
+    const page = await browser.newPage();
+    const errors: string[] = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    // a linked search: the query, mode, corpus and hits in the address
+    await page.goto(`${server.url}/?token=${TOKEN}&q=glaciers+carve&mode=bm25&corpus=*&k=3`);
+    await expect
+      .poll(() => page.locator('#status').textContent(), { timeout: 30_000 })
+      .toMatch(/^3 hits from every corpus \(bm25\)/);
+    expect(await page.inputValue('#q')).toBe('glaciers carve');
+    // the token left the address; the search stayed in it, so the result can be linked
+    const linked = new URL(page.url());
+    expect(linked.searchParams.get('token')).toBeNull();
+    expect(Object.fromEntries(linked.searchParams)).toEqual({ q: 'glaciers carve', mode: 'bm25', corpus: '*', k: '3' });
+
+    const fjords = page.locator('#hits tbody tr', { hasText: 'Fjords' }).first();
+    await fjords.waitFor({ timeout: 30_000 });
+    // the long passage shows its start and a "more"; its last sentence only after the click
+    const text = fjords.locator('td').last().locator('.text').first();
+    expect(await text.textContent()).not.toContain('sealochs');
+    await text.getByText('more').click();
+    await expect.poll(() => text.textContent()).toContain('sealochs');
+    // its date as a day, and the corpus it came from
+    expect(await fjords.locator('.meta').first().textContent()).toMatch(/in long · 2021-06-15$/);
+
+    // a new search from the form rewrites the address
+    await page.fill('#q', 'tides moon');
+    await page.selectOption('#corpus', 'geo');
+    await page.click('#go');
+    await expect.poll(() => page.locator('#status').textContent()).toMatch(/hits from geo \(bm25\)/);
+    expect(Object.fromEntries(new URL(page.url()).searchParams)).toEqual({
+      q: 'tides moon',
+      mode: 'bm25',
+      corpus: 'geo',
+      k: '3',
+    });
+    expect(errors).toEqual([]);
     await page.close();
   });
 });

@@ -42,7 +42,7 @@ table{border-collapse:collapse;width:100%;background:#fff} th,td{border-bottom:1
 th{font-size:12px;color:#5b6570;font-weight:600;background:#fafbfc} td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .title{font-weight:600} .meta{color:#5b6570;font-size:12px} .text{white-space:pre-wrap;margin-top:4px}
 .none{color:#a0a8b2} a{color:#2357d9;cursor:pointer} .hood{background:#f3f6fc;padding:8px 10px;margin-top:6px;border-left:3px solid #2357d9}
-.hood .cur{background:#fff4c2} .err{color:#b3261e}
+.hood .cur{background:#fff4c2} .err{color:#b3261e} a.more{margin-left:4px}
 </style></head><body>
 <header><b>retriever-mcp</b><span>v{{VERSION}} · the fused list with both arms' ranks</span></header>
 <form id="f">
@@ -62,7 +62,15 @@ th{font-size:12px;color:#5b6570;font-weight:600;background:#fafbfc} td.n{text-al
 'use strict';
 const params = new URLSearchParams(location.search);
 const token = params.get('token');
-if (token !== null) history.replaceState(null, '', location.pathname);
+// a search is linkable: /?q=…&mode=…&corpus=…&k=… runs it (the token never stays in the address)
+const linked = { q: params.get('q'), mode: params.get('mode'), corpus: params.get('corpus'), k: params.get('k') };
+if (token !== null) history.replaceState(null, '', location.pathname + linkQuery());
+function linkQuery() {
+  const p = new URLSearchParams();
+  for (const [key, v] of Object.entries(linked)) if (v) p.set(key, v);
+  const q = p.toString();
+  return q ? '?' + q : '';
+}
 let nextId = 1;
 async function call(name, args) {
   const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -84,18 +92,32 @@ async function call(name, args) {
 const $ = (id) => document.getElementById(id);
 const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; };
 const num = (v, d) => (v === undefined ? el('span', 'none', '–') : document.createTextNode(d ? Number(v).toFixed(d) : String(v)));
+const day = (v) => (/^\\d{4}-\\d{2}-\\d{2}T/.test(String(v)) ? String(v).slice(0, 10) : String(v));
 function metaLine(h) {
   const m = h.metadata || {};
   const parts = ['id ' + h.id];
-  for (const k of ['source', 'category', 'published_at', 'pages']) if (m[k] !== undefined) parts.push(k.replace('published_at', 'date') + ' ' + m[k]);
+  if (h.corpus) parts.push('in ' + h.corpus);
+  for (const k of ['source', 'category', 'published_at', 'pages']) if (m[k] !== undefined) parts.push(k === 'published_at' ? day(m[k]) : k + ' ' + m[k]);
   return parts.join(' · ');
+}
+// a long passage shows its first lines, and the rest on a click
+const FOLD = 420;
+function passage(text) {
+  const box = el('div', 'text', text.length > FOLD ? text.slice(0, FOLD).replace(/\\s+\\S*$/, '') + ' … ' : text);
+  if (text.length > FOLD) {
+    const more = el('a', 'more', 'more');
+    more.addEventListener('click', () => { box.textContent = text; });
+    box.append(more);
+  }
+  return box;
 }
 async function neighbours(h, cell, link) {
   link.remove();
   const box = el('div', 'hood', 'Reading…');
   cell.append(box);
   try {
-    const r = await call('fetch', { id: h.id, around: 1, corpus: $('corpus').value || undefined });
+    const corpus = h.corpus || ($('corpus').value !== '*' ? $('corpus').value : '') || undefined;
+    const r = await call('fetch', { id: h.id, around: 1, corpus });
     box.textContent = '';
     const chunks = r.structuredContent.chunks;
     if (chunks.length === 1) box.append(el('div', 'meta', 'The document has no other chunk.'));
@@ -109,7 +131,7 @@ async function neighbours(h, cell, link) {
 function row(h, agentText) {
   const tr = el('tr');
   const cell = el('td');
-  cell.append(el('div', 'title', h.title || h.doc_id), el('div', 'meta', metaLine(h)), el('div', 'text', h.text));
+  cell.append(el('div', 'title', h.title || h.doc_id), el('div', 'meta', metaLine(h)), passage(h.text));
   const link = el('a', 'neighbours', 'read the neighbours');
   link.addEventListener('click', () => neighbours(h, cell, link));
   const asRead = el('details');
@@ -122,7 +144,8 @@ function row(h, agentText) {
   return tr;
 }
 async function search(ev) {
-  ev.preventDefault();
+  if (ev) ev.preventDefault();
+  if (!$('q').value.trim()) return;
   const filter = {};
   if ($('source').value) filter.source = $('source').value;
   if ($('after').value) filter.published_after = $('after').value;
@@ -131,27 +154,37 @@ async function search(ev) {
   if ($('mode').value) args.mode = $('mode').value;
   if ($('corpus').value) args.corpus = $('corpus').value;
   if (Object.keys(filter).length) args.filter = filter;
+  linked.q = args.query; linked.mode = args.mode || null; linked.corpus = args.corpus || null;
+  linked.k = args.top_k !== 10 ? String(args.top_k) : null;
+  history.replaceState(null, '', location.pathname + linkQuery());
   $('status').className = ''; $('status').textContent = 'Searching…';
   const t = performance.now();
   try {
     const r = await call('search', args);
     const s = r.structuredContent;
-    const blocks = r.content.map((c) => c.text);
+    // the text blocks an agent reads, one a hit (a note, when there is one, comes first)
+    const blocks = r.content.filter((c) => c.type === 'text' && /^Doc \\d/.test(c.text)).map((c) => c.text);
     const body = $('hits').tBodies[0];
     body.textContent = '';
     s.results.forEach((h, i) => body.append(row(h, blocks[i] ?? '')));
     $('hits').hidden = s.results.length === 0;
-    $('status').textContent = s.results.length + ' hits from ' + s.corpus + ' (' + s.mode + ') in ' + Math.round(performance.now() - t) + ' ms';
+    $('status').textContent = s.results.length + ' hits from ' + (s.corpus === '*' ? 'every corpus' : s.corpus) + ' (' + s.mode + ') in ' + Math.round(performance.now() - t) + ' ms' + (s.note ? '. ' + s.note : '');
   } catch (e) { $('status').className = 'err'; $('status').textContent = e.message; }
 }
 async function start() {
   try {
     const r = await call('list_corpora', {});
-    for (const c of r.structuredContent.corpora) {
+    const corpora = r.structuredContent.corpora;
+    for (const c of corpora) {
       const o = el('option', '', c.name + (c.status.state === 'ready' ? '' : ' (' + c.status.state + ')'));
       o.value = c.name; $('corpus').append(o);
     }
+    if (corpora.length > 1) { const all = el('option', '', 'every corpus'); all.value = '*'; $('corpus').append(all); }
     $('status').textContent = 'Ready.';
+    if (linked.corpus) $('corpus').value = linked.corpus;
+    if (linked.mode) $('mode').value = linked.mode;
+    if (linked.k) $('k').value = linked.k;
+    if (linked.q) { $('q').value = linked.q; await search(); }
   } catch (e) { $('status').className = 'err'; $('status').textContent = e.message; }
 }
 $('f').addEventListener('submit', search);
