@@ -1,5 +1,6 @@
 import { closeSync, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { floatsToHalves } from '../../src/util/half.js';
 import { prng } from './common.js';
 
 /**
@@ -149,4 +150,47 @@ export function readVectors(path: string, dim: number, from = 0, count?: number,
   } finally {
     closeSync(fd);
   }
+}
+
+/** A NumPy v1.0 header for a C-order (n, dim) matrix of `descr` ('<f2', '<f4'), padded to 64 bytes. */
+export function npyHeader(descr: string, n: number, dim: number): Buffer {
+  const dict = `{'descr': '${descr}', 'fortran_order': False, 'shape': (${n}, ${dim}), }`;
+  const pad = 64 - ((10 + dict.length + 1) % 64);
+  const text = `${dict}${' '.repeat(pad % 64)}\n`;
+  const head = Buffer.alloc(10);
+  head.write('\x93NUMPY', 0, 'latin1');
+  head[6] = 1;
+  head[7] = 0;
+  head.writeUInt16LE(text.length, 8);
+  return Buffer.concat([head, Buffer.from(text, 'latin1')]);
+}
+
+/**
+ * Writes n generated vectors to `path` as a float16 .npy unless it exists, in a stream (21M × 768
+ * is 32 GB as f16: a float32 file of that size, FAISS's or .fbin, would not fit a 250 GB disk beside
+ * the index). The same seed gives the same rows as `ensureVectors`, so a prefix of a larger file is
+ * the smaller set.
+ */
+export function ensureNpyF16(path: string, kind: VectorKind, n: number, dim: number, seed: number): void {
+  if (existsSync(path)) return;
+  mkdirSync(dirname(path), { recursive: true });
+  const next = makeGenerator(kind, dim, seed);
+  const fd = openSync(`${path}.tmp`, 'w');
+  writeSync(fd, npyHeader('<f2', n, dim));
+  const batch = 4096;
+  const half = new Uint16Array(batch * dim);
+  const started = Date.now();
+  for (let i = 0; i < n; i += batch) {
+    const m = Math.min(batch, n - i);
+    for (let j = 0; j < m; j++) floatsToHalves(next(), half.subarray(j * dim, (j + 1) * dim));
+    const bytes = new Uint8Array(half.buffer, 0, m * dim * 2);
+    let off = 0;
+    while (off < bytes.length) off += writeSync(fd, bytes, off);
+    if (i % (batch * 256) === 0) {
+      const s = (Date.now() - started) / 1000;
+      process.stderr.write(`  ${path}: ${i}/${n} in ${s.toFixed(0)} s\n`);
+    }
+  }
+  closeSync(fd);
+  renameSync(`${path}.tmp`, path);
 }

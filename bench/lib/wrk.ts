@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BENCH_DATA } from './common.js';
@@ -13,6 +13,8 @@ export interface WrkResult {
   p99ms: number;
   non2xx: number;
   socketErrors: number;
+  /** Answers with status 200 that carry an error (a JSON-RPC error or a tool's isError); runWrkMixed only. */
+  appErrors?: number;
 }
 
 /**
@@ -28,11 +30,13 @@ export function runWrk(
   connections: number,
   seconds: number,
   headers: Record<string, string> = {},
+  opts: { raw?: boolean } = {},
 ): WrkResult {
   const dir = join(BENCH_DATA, 'wrk');
   mkdirSync(dir, { recursive: true });
   const qfile = join(dir, 'queries.txt');
-  writeFileSync(qfile, queries.map((q) => JSON.stringify(q)).join('\n') + '\n');
+  // raw: each query is already the JSON text to put in the body (a vector's list of numbers)
+  writeFileSync(qfile, queries.map((q) => (opts.raw ? q : JSON.stringify(q))).join('\n') + '\n');
   const lua = join(dir, 'post.lua');
   // body is a template with QUERY standing for the JSON-encoded query
   const [pre, post] = body.split('QUERY') as [string, string];
@@ -49,28 +53,20 @@ request = function()
 end
 `,
   );
-  const r = spawnSync(
-    'wrk',
-    [
-      '-t',
-      String(Math.min(2, connections)),
-      '-c',
-      String(connections),
-      '-d',
-      `${seconds}s`,
-      '--timeout',
-      '60s',
-      '--latency',
-      '-s',
-      lua,
-      url,
-    ],
-    {
-      encoding: 'utf8',
-    },
-  );
+  const r = spawnSync('wrk', wrkArgs(lua, connections, seconds, url), { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`wrk failed: ${r.stderr}`);
-  const out = r.stdout;
+  return parseWrk(r.stdout);
+}
+
+function wrkArgs(lua: string, connections: number, seconds: number, url: string): string[] {
+  return [
+    ...['-t', String(Math.min(2, connections)), '-c', String(connections), '-d', `${seconds}s`],
+    ...['--timeout', '60s', '--latency', '-s', lua, url],
+  ];
+}
+
+/** wrk's report, read. */
+function parseWrk(out: string): WrkResult {
   const num = (re: RegExp): number => Number(re.exec(out)?.[1] ?? 0);
   const ms = (label: string): number => {
     const m = new RegExp(label === 'mean' ? 'Latency\\s+([\\d.]+)(us|ms|s)' : `${label}%\\s+([\\d.]+)(us|ms|s)`).exec(
@@ -89,6 +85,7 @@ end
     p90ms: ms('90'),
     p99ms: ms('99'),
     non2xx: num(/Non-2xx or 3xx responses: (\d+)/),
+    appErrors: num(/App errors: (\d+)/),
     socketErrors: sock
       ? sock
           .slice(1)
@@ -96,6 +93,74 @@ end
           .reduce((a, b) => a + b, 0)
       : 0,
   };
+}
+
+export interface WrkKind {
+  /** Names the kind's files under bench/data/wrk. */
+  name: string;
+  path: string;
+  /** Whole request bodies, one picked at random for each request (each one line of JSON). */
+  bodies: string[];
+  headers: Record<string, string>;
+  /** When given, each request carries one of these, picked at random (a session id per client, say). */
+  headerChoices?: { header: string; values: string[] };
+  connections: number;
+}
+
+/**
+ * Drives several kinds of request at once, one wrk process a kind, for
+ * `seconds`; each kind's latency is its own wrk's. Resolves when all are done.
+ */
+export async function runWrkMixed(url: string, kinds: WrkKind[], seconds: number): Promise<Map<string, WrkResult>> {
+  const dir = join(BENCH_DATA, 'wrk');
+  mkdirSync(dir, { recursive: true });
+  const runs = kinds.map(async (k) => {
+    const bodies = join(dir, `${k.name}.bodies`);
+    writeFileSync(bodies, k.bodies.join('\n') + '\n');
+    const choices = join(dir, `${k.name}.choices`);
+    writeFileSync(choices, (k.headerChoices?.values ?? []).join('\n') + '\n');
+    const lua = join(dir, `${k.name}.lua`);
+    const headers = Object.entries({ 'Content-Type': 'application/json', ...k.headers })
+      .map(([h, v]) => `[${luaString(h)}] = ${luaString(v)}`)
+      .join(', ');
+    writeFileSync(
+      lua,
+      `local bodies, choices = {}, {}
+for line in io.lines(${JSON.stringify(bodies)}) do bodies[#bodies + 1] = line end
+for line in io.lines(${JSON.stringify(choices)}) do if #line > 0 then choices[#choices + 1] = line end end
+math.randomseed(os.time() + tonumber(tostring({}):sub(8), 16))
+request = function()
+  local h = {${headers}}
+  if #choices > 0 then h[${luaString(k.headerChoices?.header ?? '')}] = choices[math.random(#choices)] end
+  return wrk.format("POST", ${luaString(k.path)}, h, bodies[math.random(#bodies)])
+end
+local threads = {}
+function setup(thread) threads[#threads + 1] = thread end
+errs = 0
+function response(status, headers, body)
+  if status == 200 and (body:find('"isError":true', 1, true) or body:find('"error":{', 1, true)) then errs = errs + 1 end
+end
+function done(summary, latency, requests)
+  local n = 0
+  for _, t in ipairs(threads) do n = n + t:get("errs") end
+  io.write(string.format("App errors: %d\\n", n))
+end
+`,
+    );
+    const out = await new Promise<string>((resolve, reject) => {
+      const child = spawn('wrk', wrkArgs(lua, k.connections, seconds, url), { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', reject);
+      child.on('exit', (code) =>
+        code === 0 ? resolve(stdout) : reject(new Error(`wrk (${k.name}) failed: ${stderr}`)),
+      );
+    });
+    return [k.name, parseWrk(out)] as const;
+  });
+  return new Map(await Promise.all(runs));
 }
 
 function luaString(s: string): string {

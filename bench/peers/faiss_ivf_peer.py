@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""faiss beside our IVF index (bench/suites/ivf-scale.ts), on the vectors our index holds: an
+index's vectors.bin (f16 or f32 rows, no header), read in blocks, since 21M x 768 float32 (64 GB)
+fits no memory here. `build` trains `--factory` (any index_factory string over inner product,
+e.g. IVF16384_HNSW32,PQ96,Refine(SQ8) or IVF16384_HNSW32,RaBitQ) on evenly spaced rows, adds
+every vector block by block and writes the index; `serve` reads it back and, for each of
+`--params` ('|'-separated ParameterSpace settings), measures recall@10 against exact truth, the
+latency of one query at a time on one thread, and QPS at 100 queries a call on `--threads`.
+Prints one JSON line. A bench peer, never a product dependency."""
+import argparse, json, os, resource, time
+import numpy as np
+import faiss
+
+p = argparse.ArgumentParser()
+p.add_argument('--phase', choices=['build', 'serve'], required=True)
+p.add_argument('--vectors', required=True)
+p.add_argument('--dtype', choices=['f16', 'f32'], default='f16')
+p.add_argument('--dim', type=int, default=768)
+p.add_argument('--factory', required=True)
+p.add_argument('--index', required=True)
+p.add_argument('--train', type=int, default=500_000)
+p.add_argument('--block', type=int, default=250_000)
+p.add_argument('--threads', type=int, default=2)
+p.add_argument('--queries'); p.add_argument('--truth')
+p.add_argument('--params', default='')
+p.add_argument('--max-queries', type=int, default=1000)
+a = p.parse_args()
+faiss.omp_set_num_threads(a.threads)
+
+def rss_mib():
+    with open('/proc/self/status') as f:
+        for line in f:
+            if line.startswith('VmRSS:'):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+dt = np.float16 if a.dtype == 'f16' else np.float32
+n = os.path.getsize(a.vectors) // (a.dim * np.dtype(dt).itemsize)
+X = np.memmap(a.vectors, dtype=dt, mode='r', shape=(n, a.dim))
+
+if a.phase == 'build':
+    t0 = time.time()
+    idx = faiss.index_factory(a.dim, a.factory, faiss.METRIC_INNER_PRODUCT)
+    size = min(n, a.train)
+    rows = (np.arange(size, dtype=np.int64) * n) // size
+    sample = np.ascontiguousarray(X[rows], dtype=np.float32)
+    idx.train(sample)
+    del sample
+    train_s = time.time() - t0
+    for start in range(0, n, a.block):
+        idx.add(np.ascontiguousarray(X[start:start + a.block], dtype=np.float32))
+    build_s = time.time() - t0
+    faiss.write_index(idx, a.index)
+    print(json.dumps({'phase': 'build', 'factory': a.factory, 'faissVersion': faiss.__version__, 'vectors': int(n),
+                      'trainS': round(train_s, 1), 'buildS': round(build_s, 1), 'indexBytes': os.path.getsize(a.index),
+                      'rssBuiltMiB': round(rss_mib()), 'maxRssMiB': round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}))
+else:
+    q = np.fromfile(a.queries, dtype=np.float32).reshape(-1, a.dim)[:a.max_queries]
+    truth = np.fromfile(a.truth, dtype=np.int32).reshape(-1, 10)[:len(q)]
+    t0 = time.time()
+    idx = faiss.read_index(a.index)
+    open_s = time.time() - t0
+    rss_open = rss_mib()
+    rows = []
+    for setting in [s for s in a.params.split('|') if s] or ['']:
+        if setting:
+            faiss.ParameterSpace().set_index_parameters(idx, setting)
+        faiss.omp_set_num_threads(1)
+        lat = []
+        ids = np.zeros((len(q), 10), dtype=np.int64)
+        for i in range(len(q)):
+            t = time.perf_counter()
+            _, ids[i:i + 1] = idx.search(q[i:i + 1], 10)
+            lat.append((time.perf_counter() - t) * 1000)
+        hits = sum(len(set(ids[i]) & set(truth[i])) for i in range(len(q)))
+        faiss.omp_set_num_threads(a.threads)
+        t = time.perf_counter()
+        for i in range(0, len(q), 100):
+            idx.search(q[i:i + 100], 10)
+        qps = len(q) / (time.perf_counter() - t)
+        lat.sort()
+        rows.append({'setting': setting, 'recall10': hits / (len(q) * 10), 'p50ms': lat[len(lat) // 2],
+                     'p99ms': lat[min(len(lat) - 1, int(len(lat) * 0.99))], 'qps100': qps})
+    print(json.dumps({'phase': 'serve', 'factory': a.factory, 'faissVersion': faiss.__version__, 'openS': round(open_s, 1),
+                      'rssOpenMiB': round(rss_open), 'rssServingMiB': round(rss_mib()), 'rows': rows}))

@@ -1,0 +1,173 @@
+/**
+ * wiki-18 at full size (bench/suites/ivf-scale.ts), and the same index kinds on real e5 vectors
+ * (bench/suites/ivf-calibration.ts): build, memory, recall and latency per size, faiss beside.
+ */
+import { fmt, runLine, table, type Result, type Results, type Row } from './lib.js';
+
+interface Setting {
+  probes: number;
+  rescore: number;
+  recall10: number;
+  p50ms: number;
+  p99ms: number;
+  warmP50ms?: number;
+  warmP99ms?: number;
+}
+interface Server {
+  readyS: number;
+  rssReadyMiB: number;
+  rssAfter10kMiB?: number;
+  p50ms?: number;
+  p99ms?: number;
+  qps64?: number;
+  p50ms64?: number;
+  p99ms64?: number;
+  errors64?: number;
+  first100P50ms?: number;
+  first100P99ms?: number;
+  cachedMiB?: Record<string, number>;
+}
+interface FaissPeer {
+  build: { buildS: number; trainS: number; maxRssMiB: number; wallS?: number };
+  serve: {
+    factory: string;
+    rssServingMiB: number;
+    openS: number;
+    rows: Array<{ setting: string; recall10: number; p50ms: number; p99ms: number; qps100: number }>;
+  };
+  indexMiB: number;
+}
+interface Run {
+  passages: number;
+  build?: {
+    wallS: number;
+    maxRssMiB: number;
+    steps: Record<string, number>;
+    ann: Record<string, unknown>;
+    bytes: Record<string, number>;
+  };
+  ours?: { settings: Setting[] };
+  server?: { warm?: Server; cold?: Server };
+  faiss?: Record<string, FaissPeer>;
+}
+
+const GiB = 2 ** 30;
+const gib = (b: number | undefined): string => (b === undefined ? '—' : `${(b / GiB).toFixed(2)} GiB`);
+const mins = (s: number | undefined): string =>
+  s === undefined ? '—' : s >= 120 ? `${Math.floor(s / 60)} min ${Math.round(s % 60)} s` : `${s.toFixed(1)} s`;
+const ms = (v: number | undefined): string => (v === undefined ? '—' : v >= 100 ? v.toFixed(0) : v.toFixed(1));
+
+export function renderIvfScale(results: Results): string {
+  const r = results['ivf-scale'];
+  if (!r) return '_No results yet: run `npm run bench -- ivf-scale`._';
+  const runs = (r['runs'] ?? {}) as Record<string, Run>;
+  const sizes = Object.keys(runs).sort((a, b) => (runs[a]?.passages ?? 0) - (runs[b]?.passages ?? 0));
+  const parts: string[] = [];
+
+  const built = sizes.filter((s) => runs[s]?.build);
+  if (built.length > 0) {
+    parts.push(
+      '**Build** from the vectors on disk (float16 `.npy`) to a served index: one command, `build --vectors … --ann ivf`.',
+      table(
+        built.map((s): Row => {
+          const b = runs[s]?.build as NonNullable<Run['build']>;
+          return {
+            passages: s,
+            'wall time': mins(b.wallS),
+            'peak RSS': `${(b.maxRssMiB / 1024).toFixed(1)} GiB`,
+            'import vectors': mins(b.steps['import vectors']),
+            'IVF k-means': mins(b.steps['IVF lists']),
+            'IVF codes': mins(b.steps['IVF codes']),
+            checksums: mins(b.steps['checksums']),
+            lists: String(b.ann['lists'] ?? '—'),
+            'codes (dense.ivf)': gib(b.bytes['dense.ivf']),
+            'vectors.bin (f16)': gib(b.bytes['vectors.bin']),
+            'store + BM25': gib(
+              (b.bytes['chunks.sqlite'] ?? 0) + (b.bytes['bm25.postings'] ?? 0) + (b.bytes['bm25.norms'] ?? 0),
+            ),
+          };
+        }),
+      ),
+    );
+  }
+
+  for (const s of sizes.filter((x) => runs[x]?.ours)) {
+    const settings = runs[s]?.ours?.settings ?? [];
+    parts.push(
+      `**Recall and latency at ${s}**, one query at a time through the dense arm as the server opens it: ` +
+        'recall@10 against exact search of 1,000 queries; "cold" with `vectors.bin` evicted from the page cache before the setting (each candidate re-scored is a read from disk), "warm" the same queries again.',
+      table(
+        settings.map((x): Row => ({
+          probes: x.probes,
+          're-scored': x.rescore,
+          'recall@10': x.recall10.toFixed(4),
+          'cold p50 ms': ms(x.p50ms),
+          'cold p99 ms': ms(x.p99ms),
+          'warm p50 ms': ms(x.warmP50ms),
+          'warm p99 ms': ms(x.warmP99ms),
+        })),
+      ),
+    );
+  }
+
+  const served = sizes.filter((s) => runs[s]?.server?.warm);
+  if (served.length > 0) {
+    parts.push(
+      '**The server** (`--no-encoder`, query vectors over `POST /retrieve`, the default probes and re-scoring): time to ready, resident memory, the page cache the index used after 10,000 queries, one client, 64 clients (wrk, 30 s), and the first 100 queries after the files were evicted.',
+      table(
+        served.map((s): Row => {
+          const w = runs[s]?.server?.warm as Server;
+          const c = runs[s]?.server?.cold;
+          return {
+            passages: s,
+            ready: `${w.readyS.toFixed(1)} s`,
+            'RSS at ready': `${Math.round(w.rssReadyMiB)} MiB`,
+            'RSS after 10k': `${Math.round(w.rssAfter10kMiB ?? NaN)} MiB`,
+            'page cache used': w.cachedMiB
+              ? gib(((w.cachedMiB['dense.ivf'] ?? 0) + (w.cachedMiB['vectors.bin'] ?? 0)) * 2 ** 20)
+              : '—',
+            'p50 / p99 ms': `${ms(w.p50ms)} / ${ms(w.p99ms)}`,
+            'QPS at 64': fmt(w.qps64),
+            'p50 / p99 ms at 64': `${ms(w.p50ms64)} / ${ms(w.p99ms64)}`,
+            errors: fmt(w.errors64),
+            'cold first 100 p50 / p99 ms': c ? `${ms(c.first100P50ms)} / ${ms(c.first100P99ms)}` : '—',
+          };
+        }),
+      ),
+    );
+  }
+
+  for (const s of sizes.filter((x) => runs[x]?.faiss)) {
+    const peers = Object.values(runs[s]?.faiss ?? {});
+    parts.push(
+      `**faiss-cpu at ${s}**, same vectors, queries and truth, each index read whole into memory (one thread a query; QPS at 100 queries a call on 2 threads):`,
+      table(
+        peers.flatMap((p) =>
+          p.serve.rows.map((x): Row => ({
+            index: p.serve.factory,
+            build: mins(p.build.wallS ?? p.build.buildS),
+            file: gib(p.indexMiB * 2 ** 20),
+            RSS: gib(p.serve.rssServingMiB * 2 ** 20),
+            setting: x.setting,
+            'recall@10': x.recall10.toFixed(4),
+            'p50 ms': ms(x.p50ms),
+            'p99 ms': ms(x.p99ms),
+            QPS: fmt(x.qps100),
+          })),
+        ),
+      ),
+    );
+  }
+  parts.push(`${runLine('ivf-scale', r as Result)}.`);
+  const calib = results['ivf-calibration'];
+  if (calib) parts.push(renderCalibration(calib));
+  return parts.join('\n\n');
+}
+
+/** Real e5 vectors: our IVF against HNSW, exact search and faiss at the same size. */
+function renderCalibration(r: Result): string {
+  const rowsOf = (r['rows'] ?? []) as Row[];
+  return [`**On real vectors**: ${String(r['about'] ?? '')}`, table(rowsOf), `${runLine('ivf-calibration', r)}.`].join(
+    '\n\n',
+  );
+}
