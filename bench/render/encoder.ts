@@ -28,7 +28,7 @@ export function renderEncoderCost(results: Results): string {
   const m = r.machine;
   const where = m ? `${m.cpus} × ${m.cpu}` : 'the development machine';
   return [
-    `Encoding with a model of e5-base-v2's shape on ${where}, our encoder, ${fmt(r['threads'])} threads ([how it was measured](../BENCHMARKS.md#the-default-model-sized-e5-base-v2s-shape-against-python)):`,
+    `Encoding with a model of e5-base-v2's shape on ${where}, our encoder, ${fmt(r['threads'])} threads ([how it was measured](benchmarks.md#the-default-model-sized-e5-base-v2s-shape-against-python)):`,
     '',
     compactTable(rows(r, 'cost')),
   ].join('\n');

@@ -34,10 +34,10 @@ function check(root: string): { status: number | null; stderr: string } {
 
 describe('scripts/check-docs.mjs', () => {
   it('passes documents within their sizes whose links resolve in the package', () => {
-    const root = repo({ 'README.md': 'See [the guide](docs/guide.md#x).\n', 'docs/guide.md': '# Guide\n' }, [
-      'README.md',
-      'docs',
-    ]);
+    const root = repo(
+      { 'README.md': 'See [the guide](docs/guide.md#x-y).\n', 'docs/guide.md': '# Guide\n\n## X’ `y`\n' },
+      ['README.md', 'docs'],
+    );
     const r = check(root);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
@@ -66,7 +66,7 @@ describe('scripts/check-docs.mjs', () => {
     const root = repo(
       {
         'README.md': '[notes](docs/notes.md) and [code](https://example.com/x) `[not](a-link.md)`\n',
-        'docs/notes.md': '[gone](../missing.md)\n',
+        'docs/notes.md': '[gone](../missing.md) and [nowhere](guide.md#no-such-heading)\n',
         'docs/guide.md': '```\n[in a code block](nowhere.md)\n```\n',
       },
       ['README.md', 'docs/guide.md'],
@@ -74,6 +74,9 @@ describe('scripts/check-docs.mjs', () => {
     const r = check(root);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/docs\/notes\.md links to \.\.\/missing\.md, which does not exist/);
+    expect(r.stderr).toMatch(
+      /docs\/notes\.md links to guide\.md#no-such-heading, but docs\/guide\.md has no heading with that anchor/,
+    );
     expect(r.stderr).toMatch(/README\.md links to docs\/notes\.md, which the npm package does not carry/);
     expect(r.stderr).not.toMatch(/nowhere|example\.com|a-link/);
   });
