@@ -12,6 +12,7 @@ import { format } from 'prettier';
 import { BENCH_RESULTS, ROOT } from './lib/common.js';
 import type { Result, Results } from './render/lib.js';
 import { renderEncoderCost } from './render/encoder.js';
+import { renderWiki18Size } from './render/ivf-scale.js';
 import { renderReadmeQuality } from './render/quality.js';
 import { renderSeedRatios } from './render/side-by-side.js';
 import { SUITES } from './suites.js';
@@ -125,10 +126,18 @@ async function main(): Promise<void> {
     {
       file: 'docs/guide.md',
       next: (doc) =>
-        format(fill(doc, 'docs/guide.md', 'encoder-cost', renderEncoderCost(results)), {
-          ...prettierOptions,
-          parser: 'markdown',
-        }),
+        format(
+          fill(
+            fill(doc, 'docs/guide.md', 'encoder-cost', renderEncoderCost(results)),
+            'docs/guide.md',
+            'wiki18-size',
+            renderWiki18Size(results),
+          ),
+          {
+            ...prettierOptions,
+            parser: 'markdown',
+          },
+        ),
     },
     {
       file: 'bench/README.md',

@@ -171,3 +171,49 @@ function renderCalibration(r: Result): string {
     '\n\n',
   );
 }
+
+/** The guide's figures for wiki-18 at 21M: what a small machine needs, from the 21M run. */
+export function renderWiki18Size(results: Results): string {
+  const r = results['ivf-scale'];
+  const run = ((r?.['runs'] ?? {}) as Record<string, Run>)['21m'];
+  if (!r || !run) return '_Not measured yet: `npm run bench -- ivf-scale --sizes 21000000`._';
+  const b = run.build;
+  const w = run.server?.warm;
+  const c = run.server?.cold;
+  const def = run.ours?.settings.find((x) => x.probes === 128 && x.rescore === 500);
+  const lines: Row[] = [
+    ...(b
+      ? [
+          {
+            what: 'build, from the vectors on disk',
+            figure: `${mins(b.wallS)}, peak RSS ${(b.maxRssMiB / 1024).toFixed(1)} GiB`,
+          },
+          {
+            what: 'dense index on disk',
+            figure: `${gib(b.bytes['dense.ivf'])} of codes + ${gib(b.bytes['vectors.bin'])} of f16 vectors`,
+          },
+        ]
+      : []),
+    ...(w
+      ? [
+          {
+            what: 'server: ready, resident memory',
+            figure: `${w.readyS.toFixed(1)} s, ${Math.round(w.rssReadyMiB)} MiB (${Math.round(w.rssAfter10kMiB ?? NaN)} MiB after 10,000 queries)`,
+          },
+          {
+            what: 'page cache the index used',
+            figure: w.cachedMiB
+              ? gib(((w.cachedMiB['dense.ivf'] ?? 0) + (w.cachedMiB['vectors.bin'] ?? 0)) * 2 ** 20)
+              : '—',
+          },
+          { what: 'one client, p50 / p99', figure: `${ms(w.p50ms)} / ${ms(w.p99ms)} ms` },
+          { what: '64 clients', figure: `${fmt(w.qps64)} queries/s` },
+        ]
+      : []),
+    ...(c
+      ? [{ what: 'first 100 queries after the files left the page cache, p50', figure: `${ms(c.first100P50ms)} ms` }]
+      : []),
+    ...(def ? [{ what: 'recall@10 at the defaults (synthetic vectors)', figure: def.recall10.toFixed(4) }] : []),
+  ];
+  return `${table(lines)}\n\nFrom [the 21M run](../BENCHMARKS.md#wiki-18-at-full-size-21m-vectors-on-a-2-core-24-gb-machine) (${(r.date ?? '').slice(0, 10)}).`;
+}
