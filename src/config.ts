@@ -114,6 +114,7 @@ export const DEFAULTS = {
  */
 export const CHUNK_SIZE_BY_FORMAT: Record<CorpusFormat, number> = {
   wiki18: 0,
+  kilt: 0,
   beir: 0,
   jsonl: DEFAULTS.chunkSize,
   multihop: DEFAULTS.chunkSize,

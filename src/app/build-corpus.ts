@@ -106,6 +106,8 @@ export function defaultDenseOptions(encoder: Partial<EncoderChoice>): DenseBuild
 export async function buildCorpus(options: BuildCorpusOptions): Promise<BuildSummary> {
   const o = options.signal ? { ...options, hub: { ...options.hub, signal: options.signal } } : options;
   const preset = o.preset !== undefined ? requirePreset(o.preset) : undefined;
+  // a preset whose file only its publisher serves (kilt) needs --input before anything is fetched
+  if (preset && !preset.corpus && !o.input) await fetchPresetFile(preset, 'corpus', o.hub);
   const name = o.name ?? preset?.name;
   // a folder is read as a folder of documents: no other format reads one
   const format =

@@ -621,8 +621,9 @@ async function loadChunks(
           if (opts.chunkSize > 0) split = true;
           continue;
         }
-        const suffixIds = opts.chunkSize > 0 && !doc.verbatim;
-        if (suffixIds) split = true;
+        // a reader's own passages (KILT) are numbered like split chunks, but counted in words
+        const suffixIds = (opts.chunkSize > 0 && !doc.verbatim) || doc.passages !== undefined;
+        if (suffixIds && !doc.passages) split = true;
         const pieces = chunkDocument(doc, chunking);
         const docNum = writer.addDocument(withChunkPages(doc, pieces));
         if (doc.stamp) writer.addFileStamp(doc.id, doc.stamp.bytes, doc.stamp.mtimeMs);

@@ -6,7 +6,7 @@
  */
 import type { ScoredHit } from './top-k.js';
 
-export const CORPUS_FORMATS = ['wiki18', 'jsonl', 'beir', 'multihop', 'graphrag', 'files'] as const;
+export const CORPUS_FORMATS = ['wiki18', 'kilt', 'jsonl', 'beir', 'multihop', 'graphrag', 'files'] as const;
 export type CorpusFormat = (typeof CORPUS_FORMATS)[number];
 
 /** Where an encoder's files came from, as a manifest records it. */

@@ -5,7 +5,7 @@ import { fetchRepoFiles, repoCacheDir, type HubConfig, type HubFile } from '../h
 import { hashFile } from '../util/hash-file.js';
 import type { EncoderSource } from '../core/contracts.js';
 import type { Pooling } from './embed-core.js';
-import { DEFAULT_MODEL, E5_PROMPTS, familyPrompts, ONNX_CONVERSIONS } from './model-ids.js';
+import { DEFAULT_MODEL, E5_PROMPTS, familyPooling, familyPrompts, ONNX_CONVERSIONS } from './model-ids.js';
 import { resolveModelDir, SENTENCE_TRANSFORMERS_FILES, variantFile, type ModelFiles } from './model-files.js';
 import { knownShape, shapeMismatches, type ShapeFacts } from './model-shapes.js';
 import { MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES, readModelJson } from './read-model-file.js';
@@ -56,7 +56,7 @@ export interface VectorSettings {
 /**
  * Each setting comes from the flag when one was given, else from the model's
  * sentence-transformers files, else from its family (`familyPrompts`), else
- * from e5's conventions (the default model's): mean pooling, 512 tokens and
+ * from e5's conventions (the default model's): mean pooling (CLS for bge), 512 tokens and
  * the `query: ` / `passage: ` prefixes.
  */
 export function encoderSettingsFor(choice: EncoderChoice, files: ModelFiles, name: string): VectorSettings {
@@ -67,7 +67,7 @@ export function encoderSettingsFor(choice: EncoderChoice, files: ModelFiles, nam
     : (family ?? E5_PROMPTS);
   return {
     maxLength: Math.min(choice.maxLength ?? st?.maxSeqLength ?? E5_MAX_LENGTH, files.maxPositions),
-    pooling: choice.pooling ?? st?.pooling ?? 'mean',
+    pooling: choice.pooling ?? st?.pooling ?? familyPooling(name) ?? 'mean',
     queryPrefix: choice.queryPrefix ?? prompts.query,
     passagePrefix: choice.passagePrefix ?? prompts.passage,
   };

@@ -30,6 +30,18 @@ export const BGE_EN_PROMPTS: Prompts = {
   passage: '',
 };
 
+/**
+ * How a family pools token vectors, when its files do not say: BAAI's bge models take the [CLS]
+ * vector (their sentence-transformers config says so; an ONNX conversion often leaves that file
+ * out, and mean pooling would quietly cost recall); e5 and MiniLM take the mean.
+ */
+export function familyPooling(name: string): 'cls' | 'mean' | undefined {
+  const n = name.toLowerCase();
+  if (/(^|[/_-])bge-(small|base|large)-en/.test(n)) return 'cls';
+  if (/(^|[/_-])(multilingual-)?e5(-|$)/.test(n) || /minilm/.test(n)) return 'mean';
+  return undefined;
+}
+
 /** The family prompts for a model name (hub id or directory name), if the family is known. */
 export function familyPrompts(name: string): Prompts | undefined {
   const n = name.toLowerCase();

@@ -46,6 +46,10 @@ function countTokens(counter: TokenCounter, text: string): number {
  * larger than the overlap, so overlap still holds inside it.
  */
 export function chunkDocument(doc: SourceDocument, opts: ChunkerOptions): ChunkPiece[] {
+  // cut by the reader (KILT): each passage is a chunk as it is, counted in words
+  if (doc.passages) {
+    return doc.passages.map((p, position) => ({ position, ...p, nTokens: countTokens(wordCounter, p.contents) }));
+  }
   if (opts.size <= 0 || doc.verbatim) {
     const { contents, bodyStart } = doc.verbatim ?? formatContents(doc.title, doc.text);
     // a verbatim record always yields its chunk: chunk num = line number, as in e5_Flat.index

@@ -24,6 +24,7 @@ export type DenseTextRule = (typeof DENSE_TEXT_RULES)[number];
 export const DEFAULT_DENSE_TEXT: Record<CorpusFormat, DenseTextRule> = {
   beir: 'title-body',
   wiki18: 'contents',
+  kilt: 'contents',
   jsonl: 'title-body',
   multihop: 'title-body',
   graphrag: 'contents',

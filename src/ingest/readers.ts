@@ -36,6 +36,8 @@ export function readCorpusBatches(
   switch (format) {
     case 'wiki18':
       return readJsonlRecords(path, opts, fromWiki18);
+    case 'kilt':
+      return readJsonlRecords(path, opts, fromKilt);
     case 'jsonl':
       return readJsonlRecords(path, opts, fromGenericJsonl);
     case 'beir':
@@ -173,6 +175,49 @@ async function* readJsonArray(path: string, opts: ReadOptions, map: RecordMapper
     }
   }
   if (docs.length > 0) yield docs;
+}
+
+/** Words in a KILT passage: DPR's cut of Wikipedia, which wiki-18 also follows. */
+export const KILT_PASSAGE_WORDS = 100;
+
+/**
+ * KILT's knowledge source (kilt_knowledgesource.json, the 2019-08-01 dump R1-Searcher and RAG-R1
+ * retrieve from): one page a line, `{wikipedia_id, wikipedia_title, text: [paragraphs]}`, the first
+ * paragraph being the title. A page is one document (id its `wikipedia_id`), cut as DPR cut
+ * wiki-18: the body's words (section markers `Section::::…` dropped, list markers `BULLET::::- `
+ * stripped) in consecutive passages of 100, the last one shorter, each stored as `"Title"\npassage`;
+ * chunk ids are `<wikipedia_id>#<n>`.
+ */
+export function fromKilt(rec: Record<string, unknown>, where: string): SourceDocument {
+  const raw = rec['wikipedia_id'];
+  if ((typeof raw !== 'string' || raw === '') && typeof raw !== 'number') {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `${where}: missing "wikipedia_id" (kilt expects {"wikipedia_id", "wikipedia_title", "text": [paragraphs]})`,
+    );
+  }
+  const title = capTitle(typeof rec['wikipedia_title'] === 'string' ? rec['wikipedia_title'] : '');
+  const text = rec['text'];
+  if (!Array.isArray(text) || text.some((p) => typeof p !== 'string')) {
+    throw new RetrieverError('BAD_INPUT', `${where}: "text" must be a list of paragraphs (strings)`);
+  }
+  const paragraphs = (text as string[])
+    .slice(text.length > 0 && (text[0] as string).trim() === title.trim() ? 1 : 0)
+    .filter((p) => !p.startsWith('Section::::'))
+    .map((p) => p.replace(/^BULLET::::-?\s*/, ''));
+  const words = paragraphs.join(' ').split(/\s+/).filter((w) => w !== '');
+  const head = title === '' ? '' : `"${title}"\n`;
+  const passages: Array<{ contents: string; bodyStart: number }> = [];
+  for (let i = 0; i < words.length; i += KILT_PASSAGE_WORDS) {
+    passages.push({ contents: head + words.slice(i, i + KILT_PASSAGE_WORDS).join(' '), bodyStart: head.length });
+  }
+  return {
+    id: String(raw),
+    title,
+    text: words.join(' '),
+    passages,
+    metadata: { wikipedia_id: String(raw) },
+  };
 }
 
 /**

@@ -14,6 +14,11 @@ export interface SourceDocument {
    */
   verbatim?: { contents: string; bodyStart: number };
   /**
+   * A record cut into its passages by the reader's own convention (KILT's pages into 100-word
+   * passages, as DPR cut wiki-18): each is a chunk as given, in order.
+   */
+  passages?: Array<{ contents: string; bodyStart: number }>;
+  /**
    * A file's structure (folder corpora): where headings start sections and,
    * for a PDF, where each page starts, as UTF-16 offsets in `text`. The
    * chunker breaks at headings and paragraphs and records each chunk's pages.

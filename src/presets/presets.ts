@@ -26,7 +26,10 @@ export interface Preset {
   name: string;
   title: string;
   format: CorpusFormat;
-  corpus: HubRef;
+  /** Where the corpus file is on the Hugging Face Hub; a preset whose file is elsewhere has `source` instead. */
+  corpus?: HubRef;
+  /** A corpus file only its publisher serves: where to download it, to pass as --input. */
+  source?: { url: string; file: string; size: string };
   queries?: { file: HubRef; format: string };
   vectors?: {
     repo_type: 'model' | 'dataset';
@@ -66,10 +69,12 @@ export function getPreset(name: string): Preset | undefined {
   if (
     p.name !== name ||
     !(CORPUS_FORMATS as readonly string[]).includes(p.format) ||
-    !p.corpus?.repo ||
-    !p.corpus.path
+    ((!p.corpus?.repo || !p.corpus.path) && !p.source?.url)
   ) {
-    throw new RetrieverError('INTERNAL', `corpus recipe ${path} is malformed (name, format and corpus are required)`);
+    throw new RetrieverError(
+      'INTERNAL',
+      `corpus recipe ${path} is malformed (name, format and a corpus or source are required)`,
+    );
   }
   return p;
 }
@@ -87,6 +92,12 @@ export function presetHubFile(p: Preset, which: 'corpus' | 'queries'): HubFile |
 /** Downloads (or finds in the cache) a preset's corpus or query file. */
 export async function fetchPresetFile(p: Preset, which: 'corpus' | 'queries', hub: HubConfig): Promise<string> {
   const ref = which === 'corpus' ? p.corpus : p.queries?.file;
+  if (!ref && which === 'corpus' && p.source) {
+    throw new RetrieverError(
+      'BAD_INPUT',
+      `preset ${p.name}'s corpus is not on the Hugging Face Hub: download ${p.source.file} (${p.source.size}) from ${p.source.url} and pass it with --input PATH`,
+    );
+  }
   if (!ref)
     throw new RetrieverError(
       'BAD_INPUT',

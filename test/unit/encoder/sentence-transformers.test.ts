@@ -2,6 +2,7 @@ import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encoderSettingsFor, type EncoderChoice } from '../../../src/encoder/load-encoder.js';
+import { knownShape } from '../../../src/encoder/model-shapes.js';
 import { resolveModelDir } from '../../../src/encoder/model-files.js';
 import { BGE_EN_PROMPTS, E5_PROMPTS } from '../../../src/encoder/model-ids.js';
 import { HAS_SHARED, makeTempDir, sharedPath } from '../../helpers/paths.js';
@@ -93,6 +94,20 @@ describe.skipIf(!HAS_SHARED)("an encoder's settings come from the model's own fi
       queryPrefix: 'query: ',
       passagePrefix: 'passage: ',
     });
+  });
+
+  it('pools bge-large-en-v1.5 by its [CLS] token when an ONNX conversion left out its pooling file', () => {
+    // RAG-R1's retriever, as Xenova's conversion lays it out: no sentence-transformers files
+    const files = resolveModelDir(sharedPath('models/tiny-e5'), 'fp32');
+    expect(knownShape(['BAAI/bge-large-en-v1.5'])).toMatchObject({ hidden: 1024, layers: 24 });
+    expect(encoderSettingsFor(choice, files, 'Xenova/bge-large-en-v1.5')).toEqual({
+      maxLength: 512,
+      pooling: 'cls',
+      queryPrefix: BGE_EN_PROMPTS.query,
+      passagePrefix: '',
+    });
+    // e5 keeps the mean
+    expect(encoderSettingsFor(choice, files, 'intfloat/e5-large-v2').pooling).toBe('mean');
   });
 
   it('refuses a pooling mode it cannot compute, naming the override', () => {
