@@ -205,7 +205,10 @@ export function fromKilt(rec: Record<string, unknown>, where: string): SourceDoc
     .slice(text.length > 0 && (text[0] as string).trim() === title.trim() ? 1 : 0)
     .filter((p) => !p.startsWith('Section::::'))
     .map((p) => p.replace(/^BULLET::::-?\s*/, ''));
-  const words = paragraphs.join(' ').split(/\s+/).filter((w) => w !== '');
+  const words = paragraphs
+    .join(' ')
+    .split(/\s+/)
+    .filter((w) => w !== '');
   const head = title === '' ? '' : `"${title}"\n`;
   const passages: Array<{ contents: string; bodyStart: number }> = [];
   for (let i = 0; i < words.length; i += KILT_PASSAGE_WORDS) {
