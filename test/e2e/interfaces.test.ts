@@ -47,7 +47,7 @@ describe.skipIf(!HAS_SHARED)('REST: misspelled fields are named, numeric strings
     [
       '/retrieve',
       { queries: ['kings'], colour: 1 },
-      /unknown field "colour" in \/retrieve \(\/retrieve takes queries, query, topk/,
+      /unknown field "colour" in \/retrieve \(\/retrieve takes queries, query, query_vectors, topk/,
     ],
   ])('%s %j: 400 naming the field and the nearest valid one', async (route, body, re) => {
     const r = await postJson(`${server.url}${route}`, body, auth);
