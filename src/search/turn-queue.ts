@@ -1,3 +1,5 @@
+import { AsyncResource } from 'node:async_hooks';
+
 /**
  * Runs synchronous search work one task per event-loop turn, first come
  * first served. Awaiting `setImmediate` in each request was not enough: all
@@ -35,13 +37,18 @@ export class TurnQueue {
 
   private enqueue<T>(lane: Lane, work: () => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      lane.push(() => {
-        try {
-          resolve(work());
-        } catch (err) {
-          reject(err as Error);
-        }
-      });
+      // the task runs in its submitter's async context, not in that of whoever scheduled the pump:
+      // a request's answer lease is found there (answerLeases), and without it a request whose
+      // start had queued behind another's ran unmetered (eight large answers aborted a 256 MB heap)
+      lane.push(
+        AsyncResource.bind(() => {
+          try {
+            resolve(work());
+          } catch (err) {
+            reject(err as Error);
+          }
+        }),
+      );
       this.schedule();
     });
   }

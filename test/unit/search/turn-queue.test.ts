@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { TurnQueue } from '../../../src/search/turn-queue.js';
 
@@ -54,5 +55,22 @@ describe('TurnQueue', () => {
     ).next;
     await Promise.all([b, c]);
     expect(order).toEqual(['start A', 'A step 2', 'start B', 'start C']);
+  });
+
+  it("runs each task in its submitter's async context, whoever scheduled the turn", async () => {
+    // a request's answer lease lives in an AsyncLocalStorage: a start queued behind another's
+    // once ran in the first one's context and so was metered against the wrong lease, or none
+    const q = new TurnQueue();
+    const store = new AsyncLocalStorage<string>();
+    const seen = await Promise.all(
+      ['a', 'b', 'c'].map((name) => store.run(name, () => q.admit(() => ({ name, saw: store.getStore() })))),
+    );
+    const outside = await q.run(() => ({ saw: store.getStore() }));
+    expect(seen).toEqual([
+      { name: 'a', saw: 'a' },
+      { name: 'b', saw: 'b' },
+      { name: 'c', saw: 'c' },
+    ]);
+    expect(outside.saw).toBeUndefined();
   });
 });
