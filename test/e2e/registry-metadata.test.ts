@@ -99,9 +99,11 @@ describe('the package the registry points at', () => {
     });
     const files = (JSON.parse(out) as Array<{ files: Array<{ path: string }> }>)[0]?.files.map((f) => f.path) ?? [];
     const allowed =
-      /^(bin\/[\w-]+\.js|dist\/src\/.+\.js|dist\/wasm\/[\w-]+\.wasm|corpora\/[\w.-]+|README\.md|DESIGN\.md|CHANGELOG\.md|LICENSE|package\.json)$/;
+      /^(bin\/[\w-]+\.js|dist\/src\/.+\.js|dist\/wasm\/[\w-]+\.wasm|corpora\/[\w.-]+|(README|DESIGN|CHANGELOG|BENCHMARKS|RELIABILITY|CONTRIBUTING)\.md|docs\/(guide|benchmarks)\.md|docs\/images\/[\w-]+\.png|docs\/releases\/[\w.-]+\.md|docs\/lab-notes\/2026-11-24-hnsw-orphans\.md|LICENSE|package\.json)$/;
     expect(files.filter((f) => !allowed.test(f))).toEqual([]);
     expect(files).toContain('dist/src/cli/retriever-mcp.js');
+    // every document README links to travels with it (scripts/check-docs.mjs checks the links)
+    expect(files).toEqual(expect.arrayContaining(['LICENSE', 'BENCHMARKS.md', 'docs/guide.md']));
     expect(files.some((f) => f.endsWith('.map') || f.startsWith('test/') || f.startsWith('src/'))).toBe(false);
   });
 });
