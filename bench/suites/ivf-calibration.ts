@@ -99,13 +99,14 @@ if (!existsSync(truth)) {
   ]);
 }
 
+interface ProbeOut {
+  settings: Array<{ probes: number; rescore: number; recall10: number; p50ms: number; p99ms: number }>;
+}
 const out: Array<Record<string, string | number>> = [];
 const probe = runProbe(join(ROOT, 'dist/bench/lib/ivf-probe.js'), [
   ...['--index-dir', indexDir, '--name', 'cal-ivf', '--queries', queriesPath, '--truth', truth, '--dim', String(dim)],
-  ...['--settings', arg('settings', '8:100,16:200,32:200,32:500,64:500,64:1000,128:1000') as string],
-]) as unknown as {
-  settings: Array<{ probes: number; rescore: number; recall10: number; p50ms: number; p99ms: number }>;
-};
+  ...['--settings', arg('settings', '8:100,16:200,32:200,32:500,64:500,64:1000,128:1000,128:2000,256:2000') as string],
+]) as unknown as ProbeOut;
 for (const s of probe.settings) {
   out.push({
     index: `ours IVF${lists}, 1-bit codes`,
@@ -115,6 +116,18 @@ for (const s of probe.settings) {
     'p99 ms': Number(s.p99ms.toFixed(2)),
   });
 }
+// where the recall goes: the lists probed (every vector in them re-scored exactly, so the codes
+// cost nothing), and the codes' estimate (every list probed, the estimate picks the candidates)
+const diagnosis = runProbe(join(ROOT, 'dist/bench/lib/ivf-probe.js'), [
+  ...['--index-dir', indexDir, '--name', 'cal-ivf', '--queries', queriesPath, '--truth', truth, '--dim', String(dim)],
+  ...['--settings', [8, 4, 2].map((d) => `${lists / d}:${rows}`).join(',') + `,${lists}:500,${lists}:2000`],
+]) as unknown as ProbeOut;
+const where = diagnosis.settings.map((s) => ({
+  lost: s.rescore === rows ? 'lists' : 'codes',
+  probes: s.probes,
+  rescore: s.rescore,
+  recall10: Number(s.recall10.toFixed(4)),
+}));
 // the HNSW index at its own defaults (probes and re-scoring mean nothing to it)
 const hnsw = (
   runProbe(join(ROOT, 'dist/bench/lib/ivf-probe.js'), [
@@ -153,6 +166,11 @@ for (const [key, factory, params] of [
     'nprobe=16,k_factor_rf=10|nprobe=32,k_factor_rf=20|nprobe=64,k_factor_rf=50',
   ],
   ['rabitq', `IVF${lists},RaBitQ`, 'nprobe=16|nprobe=32|nprobe=64'],
+  [
+    'rabitq-refine',
+    `IVF${lists},RaBitQ,Refine(SQ8)`,
+    'nprobe=16,k_factor_rf=10|nprobe=32,k_factor_rf=20|nprobe=64,k_factor_rf=50|nprobe=128,k_factor_rf=100',
+  ],
 ] as const) {
   const index = join(dir, `cal-faiss-${key}-${rows}.faiss`);
   const vectors = join(indexDir, 'cal-ivf', 'vectors.bin');
@@ -190,6 +208,7 @@ printTable(`Real e5-small-v2 vectors, ${rows} passages`, out);
 writeResult('ivf-calibration', {
   about: `${rows.toLocaleString('en')} real English Wikipedia passages embedded by e5-small-v2 (384-d), 1,000 real questions (2Wiki, MultiHop-RAG) as queries; recall@10 against exact search, one query at a time, warm page cache.`,
   rows: out,
+  where,
   builds: { ivf: ivfBuild, hnsw: hnswBuild },
   lists,
   vectors: rows,

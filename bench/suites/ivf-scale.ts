@@ -15,7 +15,7 @@
  *   same vectors and queries (bench/peers/faiss_ivf_peer.py).
  *
  *   npm run bench -- ivf-scale [--sizes 1000000,5000000,21000000] [--steps build,truth,ours,server,faiss]
- *     [--settings 8:100,16:200,...] [--faiss-settings 'nprobe=16,k_factor_rf=4|…']
+ *     [--settings 8:100,16:200,...] [--faiss-settings 'nprobe=16,k_factor_rf=4|…'] [--build-log LOG]
  *
  * Needs about 75 GB of disk at 21M (the vectors twice as f16 during the import, then faiss's
  * IVF-PQ with an SQ8 refiner: 18 GB). Writes bench/results/ivf-scale.json, merged per size.
@@ -58,15 +58,24 @@ for (const n of sizes) {
   runs[label] = run;
   const save = (): void => void writeResult('ivf-scale', { runs });
 
-  if (steps.has('build')) {
+  const buildLog = arg('build-log') as string | undefined;
+  if (steps.has('build') && buildLog !== undefined) {
+    // a build run by hand with the same command under `/usr/bin/time -f '__MAXRSS__%M wall %e'`:
+    // its log read back, for a build already made that the suite would otherwise have to repeat
+    run['build'] = { ...fromBuildLog(readFileSync(buildLog, 'utf8'), live), fromLog: true };
+    save();
+  } else if (steps.has('build')) {
     const corpus = join(dir, `corpus-${label}.jsonl`);
     await ensureShortCorpus(join(dir, 'corpus-21m.jsonl'), FULL);
     if (!existsSync(corpus))
       execFileSync('sh', ['-c', `head -n ${n} "${join(dir, 'corpus-21m.jsonl')}" > "${corpus}"`]);
     const full = join(dir, 'vec-21m.npy');
-    ensureNpyF16(full, 'clustered', FULL, dim, 21);
     const vectors = n === FULL ? full : join(dir, `vec-${label}.npy`);
-    ensureNpyPrefix(full, vectors, n, dim);
+    // a prefix already written needs not the 21M file (32 GB), which may be gone to make room
+    if (!existsSync(vectors)) {
+      ensureNpyF16(full, 'clustered', FULL, dim, 21);
+      ensureNpyPrefix(full, vectors, n, dim);
+    }
     log(`${label}: building from ${vectors}`);
     const b = runCommand(process.execPath, [
       join(ROOT, 'bin/build-index.js'),
@@ -120,6 +129,23 @@ for (const n of sizes) {
   }
 }
 writeResult('ivf-scale', { runs });
+
+/** A build's record from its log: the wrapper's last line gives peak RSS (KiB) and wall seconds. */
+function fromBuildLog(text: string, live: string): Record<string, unknown> {
+  const m = /__MAXRSS__(\d+) wall ([\d.]+)/.exec(text);
+  if (!m) throw new Error('--build-log: no "__MAXRSS__ … wall …" line: give the log of a finished build');
+  const manifest = JSON.parse(readFileSync(join(live, 'manifest.json'), 'utf8')) as {
+    dense: { ann: Record<string, number> };
+    files: Record<string, { bytes: number }>;
+  };
+  return {
+    wallS: Number(m[2]),
+    maxRssMiB: Number(m[1]) / 1024,
+    steps: stepSeconds(text),
+    ann: manifest.dense.ann,
+    bytes: Object.fromEntries(Object.entries(manifest.files).map(([f, r]) => [f, r.bytes])),
+  };
+}
 
 /** Seconds of each build step, from the last line of each progress bar ("… in 1m02s"). */
 function stepSeconds(stderr: string): Record<string, number> {
