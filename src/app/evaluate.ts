@@ -105,7 +105,13 @@ export async function evaluate(
 /** The dense index's recall@k against exhaustive search on these queries' vectors, per efSearch. */
 export async function evaluateAnnRecall(
   setup: EvalSetup,
-  o: { efs: number[]; k: number; rescoreFactor: number; limit: number },
+  o: {
+    efs: number[];
+    ivf?: Array<{ probes: number; rescore: number }>;
+    k: number;
+    rescoreFactor: number;
+    limit: number;
+  },
 ): Promise<AnnRecallReport> {
   return withRetriever(setup, async (retriever, queries) => {
     const corpus = retriever.corpus(setup.corpus);

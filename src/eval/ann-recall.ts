@@ -14,15 +14,21 @@ export interface AnnRecallOptions {
   dir: string;
   dense: DenseManifest;
   queries: Float32Array[];
-  /** efSearch values to try. */
+  /** efSearch values to try (an HNSW index). */
   efs: number[];
+  /** (lists probed, candidates re-scored) to try (an IVF index); its own and larger ones when absent. */
+  ivf?: Array<{ probes: number; rescore: number }>;
   k: number;
   rescoreFactor: number;
   progress: boolean;
 }
 
 export interface AnnRecallRow {
-  efSearch: number;
+  /** The setting measured: efSearch for HNSW, `probes:rescore` for IVF. */
+  setting: string;
+  efSearch?: number;
+  probes?: number;
+  rescore?: number;
   recall: number;
   p50Ms: number;
   p99Ms: number;
@@ -61,10 +67,19 @@ export function measureAnnRecall(opts: AnnRecallOptions): AnnRecallReport {
   const exact = exactTopK(opts);
   const exactSeconds = (performance.now() - t0) / 1000;
   const rows: AnnRecallRow[] = [];
-  for (const ef of opts.efs) {
+  const ann = opts.dense.ann;
+  const ivf = 'kind' in ann && ann.kind === 'ivf-rabitq' ? ann : undefined;
+  const tries: Array<Omit<AnnRecallRow, 'recall' | 'p50Ms' | 'p99Ms'>> = ivf
+    ? (opts.ivf ?? ivfEfforts(ivf.probes, ivf.rescore, ivf.lists)).map((x) => ({
+        setting: `${x.probes}:${x.rescore}`,
+        ...x,
+      }))
+    : opts.efs.map((ef) => ({ setting: String(ef), efSearch: ef }));
+  for (const t of tries) {
     const arm = openDenseArm(opts.dir, opts.dense, 'rebuild the index', {
       mmap: true,
-      expansionSearch: ef,
+      ...(t.efSearch !== undefined ? { expansionSearch: t.efSearch } : {}),
+      ...(t.probes !== undefined ? { probes: t.probes, rescore: t.rescore } : {}),
       rescoreFactor: opts.rescoreFactor,
     });
     try {
@@ -81,7 +96,7 @@ export function measureAnnRecall(opts: AnnRecallOptions): AnnRecallReport {
       });
       times.sort((a, b) => a - b);
       rows.push({
-        efSearch: ef,
+        ...t,
         recall: hits / (opts.queries.length * opts.k),
         p50Ms: percentile(times, 50),
         p99Ms: percentile(times, 99),
@@ -95,8 +110,13 @@ export function measureAnnRecall(opts: AnnRecallOptions): AnnRecallReport {
     vectors: opts.dense.vectors.count,
     exactSeconds,
     rows,
-    unreachable: unreachableChunks(join(opts.dir, INDEX_FILES.ann)),
+    unreachable: ivf ? [] : unreachableChunks(join(opts.dir, INDEX_FILES.ann)),
   };
+}
+
+/** An IVF index's efforts to measure: its own, then twice, four and eight times the lists and candidates. */
+export function ivfEfforts(probes: number, rescore: number, lists: number): Array<{ probes: number; rescore: number }> {
+  return [1, 2, 4, 8].map((f) => ({ probes: Math.min(lists, probes * f), rescore: rescore * Math.min(f, 4) }));
 }
 
 function unreachableChunks(graphPath: string): number[] | null {

@@ -46,6 +46,33 @@ describe.skipIf(!HAS_SHARED)('eval --ann-recall (tiny-e5, real USearch graph)', 
     build('graph', ['--exact-below', '0', '--ann-threads', '1']);
     build('cut', ['--exact-below', '0', '--ann-threads', '1']);
     build('flat', []); // small enough to be searched exactly
+    build('ivf', ['--exact-below', '0', '--ann', 'ivf', '--ivf-lists', '16']);
+  });
+
+  it('on an IVF index measures probes:rescore settings, and probing every list with every vector re-scored gives recall 1', () => {
+    const json = join(tmp.dir, 'ivf-recall.json');
+    const r = annRecall('ivf', ['--k', '10', '--limit', '60', '--ivf-settings', '1:20,16:1585', '--json', json]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/\| probes:rescore \| recall@10 \|/);
+    expect(r.stdout).toMatch(/\| 16:1585 \| 1\.0000 \|/);
+    expect(r.stdout).toMatch(/--ivf-probes P --ivf-rescore R/);
+    const out = JSON.parse(readFileSync(json, 'utf8')) as {
+      rows: Array<{ probes: number; rescore: number; recall: number }>;
+    };
+    expect(out.rows.map((x) => [x.probes, x.rescore])).toEqual([
+      [1, 20],
+      [16, 1585],
+    ]);
+    // one list of sixteen and 20 candidates cannot hold every true neighbour of 60 questions
+    expect(out.rows[0]!.recall).toBeLessThan(1);
+    expect(out.rows[0]!.recall).toBeGreaterThan(0);
+    // with no --ivf-settings: the index's own setting first, then larger ones
+    const d = annRecall('ivf', ['--k', '10', '--limit', '20']);
+    expect(d.status, d.stderr).toBe(0);
+    expect(d.stdout.match(/^\| \d+:\d+ \|/gm)).toHaveLength(4);
+    const bad = annRecall('ivf', ['--ivf-settings', '16']);
+    expect(bad.status).not.toBe(0);
+    expect(bad.stderr).toMatch(/--ivf-settings: "16" is not probes:rescore/);
   });
 
   it('measures the served path against exhaustive search; an exhaustive setting gives recall 1', () => {
