@@ -27,10 +27,15 @@ for (const [file, kb] of Object.entries(LIMITS)) {
     );
 }
 
-// what `npm pack` would put in the tarball
+// what `npm pack` would put in the tarball; npm's own warnings (npm 11 warns of a `nodedir` in
+// ~/.npmrc, which node-gyp still reads) are not this check's findings, so its stderr is kept back
 const packed = new Set(
   JSON.parse(
-    execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: root, encoding: 'utf8' }),
+    execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+      cwd: root,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
   )[0].files.map((f) => f.path),
 );
 const USER_DOCS = ['README.md', 'docs/guide.md'];
