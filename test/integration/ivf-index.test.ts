@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDenseArm } from '../../src/index/dense/dense-arm.js';
 import { buildIvf } from '../../src/index/dense/ivf-build.js';
+import { encodeHeader, layout, listOffsets, payloadBytes, type IvfHeader } from '../../src/index/dense/ivf-format.js';
 import { IvfIndex } from '../../src/index/dense/ivf-index.js';
 import { VectorReader, VectorWriter } from '../../src/index/dense/vectors-file.js';
 import type { DenseManifest } from '../../src/index/manifest.js';
@@ -83,7 +84,84 @@ beforeAll(async () => {
   r.close();
 }, 120_000);
 
+/**
+ * The same index written in format 1 (no <r, c> a vector; codes read against the whole query), as
+ * servers before format 2 built it: every region copied, each list's payload less its <r, c>.
+ */
+function toVersion1(v2: Buffer): Buffer {
+  const h = JSON.parse(v2.toString('utf8', 12, 12 + v2.readUInt32LE(8))) as IvfHeader;
+  const sizes = new Uint32Array(v2.buffer.slice(v2.byteOffset + h.sizesAt, v2.byteOffset + h.sizesAt + h.lists * 4));
+  const h1 = layout(h.dim, h.rounds, h.coarse, sizes, 1);
+  const out = Buffer.alloc(h1.fileBytes);
+  encodeHeader(h1).copy(out, 0);
+  const region = (from: number, to: number, bytes: number): void => void v2.copy(out, to, from, from + bytes);
+  region(h.centroidsAt, h1.centroidsAt, h.lists * h.dimPadded * 4);
+  region(h.coarseAt, h1.coarseAt, h.coarse * h.dimPadded * 4);
+  region(h.childrenAt, h1.childrenAt, (h.coarse + 1) * 4);
+  region(h.signsAt, h1.signsAt, h.rounds * h.dimPadded * 4);
+  region(h.sizesAt, h1.sizesAt, h.lists * 4);
+  const o2 = listOffsets(h, sizes);
+  const o1 = listOffsets(h1, sizes);
+  Buffer.from(o1.buffer).copy(out, h1.offsetsAt);
+  sizes.forEach((n, l) => {
+    const keep = Math.ceil(n / 16) * (h.dimPadded / 8) * 16 + n * 8;
+    expect(payloadBytes(n, h.dimPadded, 1)).toBeGreaterThanOrEqual(keep);
+    region(o2[l] as number, o1[l] as number, keep);
+  });
+  return out;
+}
+
 describe('IVF index of 1-bit codes', () => {
+  it("reads format 1 too; format 2 (codes read against the query's residual) ranks better where vectors share a direction, as e5's do", async () => {
+    // e5-like: every vector leans on one common direction, so a query's share along it is large
+    // and, read against the whole query, widens every estimate's error
+    const common = clustered(1, DIM, 11, 1)[0] as Float32Array;
+    const lean = (vs: Float32Array[]): Float32Array[] =>
+      vs.map((v) => {
+        const x = v.map((a, d) => 0.35 * a + (common[d] as number));
+        const norm = Math.hypot(...x);
+        return x.map((a) => a / norm);
+      });
+    const docs = lean(clustered(N, DIM, 21));
+    const qs = lean(clustered(60, DIM, 22));
+    const dir = join(tmp.dir, 'lean');
+    const path = join(dir, 'vectors.bin');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(dir, { recursive: true });
+    const w = new VectorWriter(path, DIM, 'f32', false);
+    w.append(docs);
+    w.close();
+    const r = new VectorReader(path, DIM, 'f32', N);
+    await buildIvf(r, join(dir, 'v2.ivf'), { lists: LISTS, threads: 1 });
+    r.close();
+    writeFileSync(join(dir, 'v1.ivf'), toVersion1(readFileSync(join(dir, 'v2.ivf'))));
+    const exact = openDenseArm(dir, manifest(null), 'rebuild', { mmap: false, rescoreFactor: 4 });
+    const v1 = new IvfIndex(join(dir, 'v1.ivf'), { dim: DIM, count: N }, 'rebuild');
+    const v2 = new IvfIndex(join(dir, 'v2.ivf'), { dim: DIM, count: N }, 'rebuild');
+    try {
+      expect([v1.head.version, v2.head.version]).toEqual([1, 2]);
+      const found = (ix: IvfIndex, candidates: number): number => {
+        let hit = 0;
+        for (const q of qs) {
+          const truth = exact.search(q, 10).map((h) => h.num);
+          const got = new Set(ix.candidates(q, LISTS, candidates));
+          hit += truth.filter((t) => got.has(t)).length;
+        }
+        return hit / (qs.length * 10);
+      };
+      // every candidate: both formats hold the true top 10 (the codes choose nothing)
+      expect(found(v1, N)).toBe(1);
+      expect(found(v2, N)).toBe(1);
+      // 40 candidates of 3,000 chosen by the estimate alone
+      const [one, two] = [found(v1, 40), found(v2, 40)];
+      expect(two, `format 1 ${one}, format 2 ${two}`).toBeGreaterThan(one + 0.2);
+    } finally {
+      exact.close();
+      v1.close();
+      v2.close();
+    }
+  });
+
   it('at full effort (every list, every vector re-scored) answers exactly as exact search', () => {
     const exact = openDenseArm(tmp.dir, manifest(null), 'rebuild', { mmap: false, rescoreFactor: 4 });
     const ivf = openDenseArm(tmp.dir, manifest(ivfAnn(LISTS, N)), 'rebuild', { mmap: false, rescoreFactor: 4 });
@@ -132,7 +210,7 @@ describe('IVF index of 1-bit codes', () => {
       ['magic', (b) => (b.write('XXXX', 0, 'latin1'), b), /no IVF magic/],
       ['truncated', (b) => b.subarray(0, b.length - 64), /bytes, its header says/],
       ['header', (b) => (b.write('{', 12 + 5, 'latin1'), b), /is not a usable IVF index .*: rebuild it/],
-      ['version', (b) => (b.write('"version":9', b.indexOf('"version":1'), 'latin1'), b), /version 9/],
+      ['version', (b) => (b.write('"version":9', b.indexOf('"version":'), 'latin1'), b), /version 9/],
     ];
     for (const [what, mutate, msg] of damage) {
       const path = join(tmp.dir, `bad-${what}.ivf`);

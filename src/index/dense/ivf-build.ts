@@ -44,7 +44,9 @@ export async function buildIvf(reader: VectorReader, path: string, opts: IvfBuil
   const lists = Math.max(1, Math.min(opts.lists, n));
   const rounds = opts.rounds ?? DEFAULT_ROUNDS;
   const meansPath = `${path}.means`;
-  const recordsPath = `${path}.records`;
+  // records of format 2 (with <r, c>): an interrupted build of format 1 is not resumed from
+  const recordsPath = `${path}.records2`;
+  rmSync(`${path}.records`, { force: true });
   if (!opts.resume) {
     rmSync(meansPath, { force: true });
     rmSync(recordsPath, { force: true });
@@ -225,7 +227,7 @@ async function writeIndex(
   const tmp = `${path}.tmp`;
   const offsets = listOffsets(head, sizes);
   const codeBytes = head.dimPadded / 8;
-  const rec = codeBytes + 8;
+  const rec = recordBytes(head.dimPadded);
   const fd = openSync(tmp, 'w');
   const records = openSync(recordsPath, 'r');
   try {
@@ -293,6 +295,7 @@ async function placeGroup(
       const tail = p + Math.ceil(n / 16) * codeBytes * 16;
       buf.copy(group, tail + rank * 4, r + codeBytes, r + codeBytes + 4);
       group.writeUInt32LE(at + i, tail + n * 4 + rank * 4);
+      buf.copy(group, tail + n * 8 + rank * 4, r + codeBytes + 8, r + codeBytes + 12);
     }
   }
 }

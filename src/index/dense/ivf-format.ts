@@ -14,13 +14,19 @@ import { preadFully } from '../../util/pread.js';
  *   sizes       lists u32, vectors in each list
  *   payloads    per list of n vectors in ⌈n/16⌉ blocks of 16: the codes (per block,
  *               dimPadded/8 rows of 16 bytes, byte j of row p being vector j's code byte p),
- *               then n f32 factors, then n u32 chunk nums; each list padded to 64 bytes
+ *               then n f32 factors, then n u32 chunk nums, then (version 2) n f32 <r, c>;
+ *               each list padded to 64 bytes
  *
- * A vector's code is the sign bits of its rotated residual from its list's mean (RaBitQ's
- * 1-bit code); its factor turns a code's table sum into an inner product (ivf-arm.ts).
+ * A vector's code is the sign bits of its rotated residual r from its list's mean c (RaBitQ's
+ * 1-bit code); its factor turns a code's table sum into an inner product (ivf-index.ts). Version
+ * 2 adds <r, c>, so that a query's residual q − c is what the code is read against: version 1
+ * read the whole query, whose share along the lists' common direction (large for e5 vectors)
+ * widened the estimate's error.
  */
 export const IVF_MAGIC = 'RMCPIVF1';
-export const IVF_VERSION = 1;
+export const IVF_VERSION = 2;
+/** Versions this server reads. */
+const READS = [1, 2];
 
 export interface IvfHeader {
   version: number;
@@ -49,13 +55,19 @@ const HEAD = 12;
 
 export const align64 = (n: number): number => Math.ceil(n / 64) * 64;
 
-/** Bytes of a list of `n` vectors' payload. */
-export function payloadBytes(n: number, dimPadded: number): number {
-  return align64(Math.ceil(n / 16) * (dimPadded / 8) * 16 + n * 8);
+/** Bytes of a list of `n` vectors' payload, in a file of `version`. */
+export function payloadBytes(n: number, dimPadded: number, version: number = IVF_VERSION): number {
+  return align64(Math.ceil(n / 16) * (dimPadded / 8) * 16 + n * (version >= 2 ? 12 : 8));
 }
 
 /** The header's fields for an index of these shapes (every offset derived). */
-export function layout(dim: number, rounds: number, coarse: number, sizes: Uint32Array): IvfHeader {
+export function layout(
+  dim: number,
+  rounds: number,
+  coarse: number,
+  sizes: Uint32Array,
+  version: number = IVF_VERSION,
+): IvfHeader {
   const dimPadded = Math.ceil(dim / 8) * 8;
   let window = 8;
   while (window * 2 <= dimPadded) window *= 2;
@@ -67,7 +79,7 @@ export function layout(dim: number, rounds: number, coarse: number, sizes: Uint3
     maxList = Math.max(maxList, n);
   }
   const head: IvfHeader = {
-    version: IVF_VERSION,
+    version,
     dim,
     dimPadded,
     window,
@@ -95,7 +107,7 @@ export function layout(dim: number, rounds: number, coarse: number, sizes: Uint3
     head.sizesAt = align64(head.offsetsAt + (lists + 1) * 8);
     head.payloadAt = align64(head.sizesAt + lists * 4);
     let end = head.payloadAt;
-    for (const n of sizes) end += payloadBytes(n, dimPadded);
+    for (const n of sizes) end += payloadBytes(n, dimPadded, version);
     head.fileBytes = end;
   }
   return head;
@@ -116,7 +128,7 @@ export function listOffsets(h: IvfHeader, sizes: Uint32Array): Float64Array {
   let at = h.payloadAt;
   sizes.forEach((n, i) => {
     out[i] = at;
-    at += payloadBytes(n, h.dimPadded);
+    at += payloadBytes(n, h.dimPadded, h.version);
   });
   out[sizes.length] = at;
   return out;
@@ -156,11 +168,11 @@ export function readIvfHead(
     } catch {
       throw bad('its header is not JSON');
     }
-    if (h.version !== IVF_VERSION) throw bad(`version ${String(h.version)}, this server reads ${IVF_VERSION}`);
+    if (!READS.includes(h.version)) throw bad(`version ${String(h.version)}, this server reads ${READS.join(' and ')}`);
     if (h.dim !== expect.dim || h.count !== expect.count)
       throw bad(`${h.dim}-d × ${h.count}, the manifest says ${expect.dim}-d × ${expect.count}`);
     const sizes0 = new Uint32Array(Math.max(0, Math.min(1 << 22, Number(h.lists) || 0)));
-    const want = layout(h.dim, h.rounds, h.coarse, sizes0);
+    const want = layout(h.dim, h.rounds, h.coarse, sizes0, h.version);
     if (
       !(h.lists >= 1 && h.lists <= 1 << 22) ||
       !(h.coarse >= 1 && h.coarse <= h.lists) ||
