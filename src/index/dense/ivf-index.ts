@@ -29,6 +29,8 @@ export class IvfIndex {
   private readonly sizes: Uint32Array;
   private readonly kernels: IvfKernels;
   private readonly quantizer: Quantizer;
+  /** fillTables' scratch: each table's lowest sum. */
+  private readonly lows: Float64Array;
 
   constructor(
     readonly path: string,
@@ -44,6 +46,7 @@ export class IvfIndex {
     this.kernels = new IvfKernels(h.head.dimPadded, h.head.window, h.head.rounds, h.signs, blocks);
     this.quantizer = new Quantizer(this.kernels, { coarse: h.coarse, fine: h.centroids, children: h.children });
     this.fd = openSync(path, 'r');
+    this.lows = new Float64Array(h.head.dimPadded / 4);
   }
 
   get lists(): number {
@@ -116,37 +119,53 @@ export class IvfIndex {
    * one scale, so a scan's u16 sum s gives Σ_{bits set} q'ᵢ ≈ delta·s + base.
    */
   private fillTables(qr: Float32Array): { delta: number; base: number; qsum: number } {
-    const halves = qr.length / 4;
-    const lows = new Float64Array(halves);
+    const halves = qr.length >> 2;
+    const lows = this.lows;
     let range = 0;
     let qsum = 0;
     for (let m = 0; m < halves; m++) {
-      let lo = 0;
-      let hi = 0;
-      for (let k = 0; k < 4; k++) {
-        const v = qr[m * 4 + k] as number;
-        qsum += v;
-        if (v < 0) lo += v;
-        else hi += v;
-      }
+      const a = qr[4 * m] as number;
+      const b = qr[4 * m + 1] as number;
+      const c = qr[4 * m + 2] as number;
+      const d = qr[4 * m + 3] as number;
+      qsum += a + b + c + d;
+      const lo = (a < 0 ? a : 0) + (b < 0 ? b : 0) + (c < 0 ? c : 0) + (d < 0 ? d : 0);
+      const hi = (a > 0 ? a : 0) + (b > 0 ? b : 0) + (c > 0 ? c : 0) + (d > 0 ? d : 0);
       lows[m] = lo;
-      range = Math.max(range, hi - lo);
+      if (hi - lo > range) range = hi - lo;
     }
     const delta = range > 0 ? range / 127 : 1;
+    const inv = 1 / delta;
     const lut = this.kernels.lut();
     let base = 0;
-    const sub = new Float64Array(16);
     for (let m = 0; m < halves; m++) {
       const lo = lows[m] as number;
       base += lo;
-      // each subset's sum from the subset without its lowest bit: 15 additions a table
-      lut[m * 16] = Math.round(-lo / delta);
-      for (let e = 1; e < 16; e++) {
-        const low = e & -e;
-        const s = (sub[e ^ low] as number) + (qr[m * 4 + 31 - Math.clz32(low)] as number);
-        sub[e] = s;
-        lut[m * 16 + e] = Math.round((s - lo) / delta);
-      }
+      const a = qr[4 * m] as number;
+      const b = qr[4 * m + 1] as number;
+      const c = qr[4 * m + 2] as number;
+      const d = qr[4 * m + 3] as number;
+      // the sum of each subset of the four (bit k of e takes coordinate k), less lo, in steps of delta
+      const o = m * 16;
+      const z = -lo;
+      const ab = a + b;
+      const cd = c + d;
+      lut[o] = (z * inv + 0.5) | 0;
+      lut[o + 1] = ((z + a) * inv + 0.5) | 0;
+      lut[o + 2] = ((z + b) * inv + 0.5) | 0;
+      lut[o + 3] = ((z + ab) * inv + 0.5) | 0;
+      lut[o + 4] = ((z + c) * inv + 0.5) | 0;
+      lut[o + 5] = ((z + a + c) * inv + 0.5) | 0;
+      lut[o + 6] = ((z + b + c) * inv + 0.5) | 0;
+      lut[o + 7] = ((z + ab + c) * inv + 0.5) | 0;
+      lut[o + 8] = ((z + d) * inv + 0.5) | 0;
+      lut[o + 9] = ((z + a + d) * inv + 0.5) | 0;
+      lut[o + 10] = ((z + b + d) * inv + 0.5) | 0;
+      lut[o + 11] = ((z + ab + d) * inv + 0.5) | 0;
+      lut[o + 12] = ((z + cd) * inv + 0.5) | 0;
+      lut[o + 13] = ((z + a + cd) * inv + 0.5) | 0;
+      lut[o + 14] = ((z + b + cd) * inv + 0.5) | 0;
+      lut[o + 15] = ((z + ab + cd) * inv + 0.5) | 0;
     }
     return { delta, base, qsum };
   }
