@@ -46,6 +46,7 @@ interface Run {
     ann: Record<string, unknown>;
     bytes: Record<string, number>;
     fromLog?: boolean;
+    ivfFormat?: number;
   };
   ours?: { settings: Setting[] };
   server?: { warm?: Server; cold?: Server };
@@ -68,7 +69,7 @@ export function renderIvfScale(results: Results): string {
   const built = sizes.filter((s) => runs[s]?.build);
   if (built.length > 0) {
     parts.push(
-      '**Build** from the vectors on disk (float16 `.npy`) to a served index: one command, `build --vectors … --ann ivf`.',
+      '**Build** from the vectors on disk (float16 `.npy`) to a served index: one command, `build --vectors … --ann ivf`. Format 1 reads the codes against the whole query, format 2 against its residual from the list mean (see "On real vectors").',
       table(
         built.map((s): Row => {
           const b = runs[s]?.build as NonNullable<Run['build']>;
@@ -81,6 +82,7 @@ export function renderIvfScale(results: Results): string {
             'IVF codes': mins(b.steps['IVF codes']),
             checksums: mins(b.steps['checksums']),
             lists: String(b.ann['lists'] ?? '—'),
+            format: String(b.ivfFormat ?? 1),
             'codes (dense.ivf)': gib(b.bytes['dense.ivf']),
             'vectors.bin (f16)': gib(b.bytes['vectors.bin']),
             'store + BM25': gib(

@@ -21,7 +21,7 @@
  * IVF-PQ with an SQ8 refiner: 18 GB). Writes bench/results/ivf-scale.json, merged per size.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { arg, BENCH_DATA, BENCH_RESULTS, ROOT, sizeLabel, summarize, writeResult } from '../lib/common.js';
 import { runCommand, runProbe } from '../lib/child.js';
@@ -87,6 +87,7 @@ for (const n of sizes) {
       files: Record<string, { bytes: number }>;
     };
     run['build'] = {
+      ivfFormat: ivfFormat(live),
       wallS: b.wallS,
       maxRssMiB: b.maxRssMiB,
       steps: stepSeconds(b.stderr),
@@ -130,6 +131,18 @@ for (const n of sizes) {
 }
 writeResult('ivf-scale', { runs });
 
+/** The version of an index's dense.ivf (format 2 reads codes against the query's residual). */
+function ivfFormat(live: string): number {
+  const fd = openSync(join(live, 'dense.ivf'), 'r');
+  try {
+    const head = Buffer.alloc(4096);
+    readSync(fd, head, 0, head.length, 0);
+    return (JSON.parse(head.toString('utf8', 12, 12 + head.readUInt32LE(8))) as { version: number }).version;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** A build's record from its log: the wrapper's last line gives peak RSS (KiB) and wall seconds. */
 function fromBuildLog(text: string, live: string): Record<string, unknown> {
   const m = /__MAXRSS__(\d+) wall ([\d.]+)/.exec(text);
@@ -139,6 +152,7 @@ function fromBuildLog(text: string, live: string): Record<string, unknown> {
     files: Record<string, { bytes: number }>;
   };
   return {
+    ivfFormat: ivfFormat(live),
     wallS: Number(m[2]),
     maxRssMiB: Number(m[1]) / 1024,
     steps: stepSeconds(text),
