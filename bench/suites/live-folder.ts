@@ -2,8 +2,8 @@
  * A folder served with one command (issue 57): `retriever-mcp --input DIR` over 1,585 Markdown
  * notes (2Wiki's paragraphs, one a file) with the real e5-small-v2. Measures the first start (time
  * until BM25 answers while the vectors are embedded, and until every arm is in) and then, for
- * `--edits` files edited one after another, the time from the save to the edit's first hit, by
- * BM25 (a word only the edit holds) and by dense (the edit's new sentence as the query, dense
+ * `--edits` files rewritten one after another, the time from the save to the note's first hit,
+ * by BM25 (a word only the new text holds) and by dense (its new sentence as the query, dense
  * alone).
  *
  *   npm run bench -- live-folder [--edits 10]
@@ -36,6 +36,8 @@ const srv = await startServer(
   ['--input', notes, '--index-dir', join(root, 'indexes'), '--model-path', model, '--cache-size', '0'],
   { waitForReady: false },
 );
+// a failed run must not leave its server behind: it would hold the folder's index for the next
+process.on('exit', () => void srv.child.kill('SIGKILL'));
 const since = (t: number): number => (performance.now() - t) / 1000;
 async function until(ok: () => Promise<boolean>, limitS: number): Promise<number> {
   const t = performance.now();
@@ -73,7 +75,9 @@ for (let e = 0; e < edits; e++) {
   const sentence = `The ${WORDS[e % WORDS.length]} lighthouse keeper ${token} counted migrating whales every dawn in ${1900 + e}.`;
   const path = join(notes, rel);
   const t = performance.now();
-  writeFileSync(path, `${readFileSync(path, 'utf8')}\n${sentence}\n`);
+  // the note rewritten: a sentence appended to a long paragraph moves its vector too little for
+  // that sentence to find it first by dense search (the first run waited 300 s in vain)
+  writeFileSync(path, `# Lighthouse log ${e}\n\n${sentence}\n`);
   toBm25.push(await until(async () => (await top(token, 'bm25'))?.startsWith(rel) === true, 120));
   await until(async () => (await top(sentence, 'dense'))?.startsWith(rel) === true, 300);
   toDense.push(since(t));
