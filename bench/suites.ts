@@ -10,7 +10,7 @@ import { renderEncoder } from './render/encoder.js';
 import { renderEncoderReal } from './render/encoder-real.js';
 import { renderEngineAgreement, renderEngineFailover } from './render/engine.js';
 import { renderFaissCpu } from './render/faiss-cpu.js';
-import { renderIvfScale } from './render/ivf-scale.js';
+import { renderCalibration, renderIvfScale } from './render/ivf-scale.js';
 import { compactTable, fmt, named, type Result, type Results, rows, runLine } from './render/lib.js';
 import { renderMcpEras } from './render/mcp-eras.js';
 import { renderNumerics } from './render/numerics.js';
@@ -171,10 +171,10 @@ export const SUITES: Suite[] = [
     detail: true,
     title: 'The IVF index on real e5 vectors',
     about:
-      'Real English Wikipedia passages embedded by e5-small-v2 and 1,000 real questions: our IVF of 1-bit codes at several probes and re-scoring depths, our HNSW at its defaults, faiss-cpu IVF-PQ with a refiner and IVF-RaBitQ with the same lists; recall@10 against exact search, one query at a time. Rendered with wiki-18 at full size.',
+      'Real English Wikipedia passages embedded by e5-small-v2 and 1,000 real questions: our IVF of 1-bit codes at several probes and re-scoring depths, our HNSW at its defaults, faiss-cpu IVF-PQ with a refiner and IVF-RaBitQ with the same lists; recall@10 against exact search, one query at a time.',
     needs: 'the passages’ e5-small-v2 vectors (a build’s vectors.bin), PyPI (numpy, faiss-cpu)',
     runtime: 'about 10 min once the vectors exist (embedding 100k passages on 2 cores: about an hour)',
-    render: () => '_Rendered in wiki-18 at full size._',
+    render: renderCalibration,
   },
   {
     name: 'faiss-cpu',
