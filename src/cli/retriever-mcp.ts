@@ -533,24 +533,32 @@ function modelFlags(args: ServeArgs): string[] {
 /** A served folder's update: the same build as its first, re-using every unchanged file and vector, quietly. */
 function folderUpdater(args: ServeArgs, log: Logger): NonNullable<ServeConfig['updateFolder']> {
   return async (folder, signal, onTextPhase) => {
-    const { buildCorpus, defaultDenseOptions } = await import('../app/build-corpus.js');
+    const { buildCorpus } = await import('../app/build-corpus.js');
     await buildCorpus({
-      name: folder.name,
-      input: folder.path,
-      format: 'files',
-      indexDir: args['index-dir'],
-      bm25: DEFAULTS.bm25,
-      maxPostingsInMemory: DEFAULTS.maxPostingsInMemory,
-      threads: DEFAULTS.buildThreads,
-      dense: defaultDenseOptions(encoderFlags(args)),
+      ...(await folderBuild(args, log, folder)),
       resume: false,
-      rebuildCommand: folderRebuildCommand(args, folder),
-      hub: hubConfig(args, log, true),
       log: quieter(log),
       progress: false,
       signal,
       onTextPhase,
     });
+  };
+}
+
+/** What a served folder's first build and its updates share: the folder, the defaults, the encoder. */
+async function folderBuild(args: ServeArgs, log: Logger, folder: ServedFolder) {
+  const { defaultDenseOptions } = await import('../app/build-corpus.js');
+  return {
+    name: folder.name,
+    input: folder.path,
+    format: 'files' as const,
+    indexDir: args['index-dir'],
+    bm25: DEFAULTS.bm25,
+    maxPostingsInMemory: DEFAULTS.maxPostingsInMemory,
+    threads: DEFAULTS.buildThreads,
+    dense: defaultDenseOptions(encoderFlags(args)),
+    rebuildCommand: folderRebuildCommand(args, folder),
+    hub: hubConfig(args, log, true),
   };
 }
 
@@ -569,17 +577,8 @@ function firstRunBuilder(
     const folder = folders.find((f) => f.name === name);
     if (folder) {
       await buildCorpus({
-        name,
-        input: folder.path,
-        format: 'files',
-        indexDir: args['index-dir'],
-        bm25: DEFAULTS.bm25,
-        maxPostingsInMemory: DEFAULTS.maxPostingsInMemory,
-        threads: DEFAULTS.buildThreads,
-        dense: defaultDenseOptions(encoderFlags(args)),
+        ...(await folderBuild(args, log, folder)),
         resume: 'auto',
-        rebuildCommand: folderRebuildCommand(args, folder),
-        hub: hubConfig(args, log, true),
         log,
         progress: true,
         signal,
@@ -587,11 +586,7 @@ function firstRunBuilder(
       });
       return;
     }
-    const flags = [
-      ...(args.model !== undefined ? ['--model', args.model] : []),
-      ...(args['model-path'] !== undefined ? ['--model-path', args['model-path']] : []),
-      ...(args['model-variant'] !== undefined ? ['--model-variant', args['model-variant']] : []),
-    ];
+    const flags = modelFlags(args);
     await buildCorpus({
       preset: name,
       indexDir: args['index-dir'],
