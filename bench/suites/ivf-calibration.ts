@@ -18,7 +18,7 @@ import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writ
 import { join } from 'node:path';
 import { loadQueries } from '../../src/eval/queries.js';
 import { arg, BENCH_DATA, printTable, ROOT, SHARED, writeResult } from '../lib/common.js';
-import { runCommand, runProbe } from '../lib/child.js';
+import { buildWiki18Index, runCommand, runProbe } from '../lib/child.js';
 import { faissPython } from '../lib/faiss.js';
 import { openBenchCorpus, openManifestEncoder } from '../lib/retriever.js';
 import { fetchRealModel, modelFetchOptions } from '../../scripts/models/real-models.js';
@@ -58,9 +58,7 @@ if (!existsSync(fbin)) {
 
 function build(name: string, ann: string[]): { wallS: number; maxRssMiB: number } {
   if (existsSync(join(indexDir, name, 'manifest.json'))) return { wallS: NaN, maxRssMiB: NaN };
-  const b = runCommand(process.execPath, [
-    join(ROOT, 'bin/build-index.js'),
-    ...['--name', name, '--input', passages, '--format', 'wiki18', '--index-dir', indexDir],
+  const b = buildWiki18Index(name, passages, indexDir, [
     ...['--vectors', fbin, '--model-path', model, '--vectors-dtype', 'f16', '--no-progress', ...ann],
   ]);
   return { wallS: b.wallS, maxRssMiB: b.maxRssMiB ?? NaN };

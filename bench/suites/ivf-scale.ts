@@ -24,7 +24,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { arg, BENCH_DATA, BENCH_RESULTS, ROOT, sizeLabel, summarize, writeResult } from '../lib/common.js';
-import { runCommand, runProbe } from '../lib/child.js';
+import { buildWiki18Index, runCommand, runProbe } from '../lib/child.js';
 import { faissPython } from '../lib/faiss.js';
 import { ensureNpyPrefix, ensureShortCorpus } from '../lib/ivf-data.js';
 import { anonOf, rssOf, startServer } from '../lib/server.js';
@@ -77,23 +77,10 @@ for (const n of sizes) {
       ensureNpyPrefix(full, vectors, n, dim);
     }
     log(`${label}: building from ${vectors}`);
-    const b = runCommand(process.execPath, [
-      join(ROOT, 'bin/build-index.js'),
-      ...['--name', name, '--input', corpus, '--format', 'wiki18', '--index-dir', indexDir],
+    const b = buildWiki18Index(name, corpus, indexDir, [
       ...['--vectors', vectors, '--vectors-dtype', 'f16', '--model-path', model, '--ann', 'ivf'],
     ]);
-    const manifest = JSON.parse(readFileSync(join(live, 'manifest.json'), 'utf8')) as {
-      dense: { ann: Record<string, number> };
-      files: Record<string, { bytes: number }>;
-    };
-    run['build'] = {
-      ivfFormat: ivfFormat(live),
-      wallS: b.wallS,
-      maxRssMiB: b.maxRssMiB,
-      steps: stepSeconds(b.stderr),
-      ann: manifest.dense.ann,
-      bytes: Object.fromEntries(Object.entries(manifest.files).map(([f, r]) => [f, r.bytes])),
-    };
+    run['build'] = buildRecord(live, b.wallS, b.maxRssMiB, b.stderr);
     save();
   }
 
@@ -147,15 +134,25 @@ function ivfFormat(live: string): number {
 function fromBuildLog(text: string, live: string): Record<string, unknown> {
   const m = /__MAXRSS__(\d+) wall ([\d.]+)/.exec(text);
   if (!m) throw new Error('--build-log: no "__MAXRSS__ … wall …" line: give the log of a finished build');
+  return buildRecord(live, Number(m[2]), Number(m[1]) / 1024, text);
+}
+
+/** A finished build's record: its time, peak memory and steps, and the index's settings and files. */
+function buildRecord(
+  live: string,
+  wallS: number,
+  maxRssMiB: number | undefined,
+  stderr: string,
+): Record<string, unknown> {
   const manifest = JSON.parse(readFileSync(join(live, 'manifest.json'), 'utf8')) as {
     dense: { ann: Record<string, number> };
     files: Record<string, { bytes: number }>;
   };
   return {
     ivfFormat: ivfFormat(live),
-    wallS: Number(m[2]),
-    maxRssMiB: Number(m[1]) / 1024,
-    steps: stepSeconds(text),
+    wallS,
+    maxRssMiB,
+    steps: stepSeconds(stderr),
     ann: manifest.dense.ann,
     bytes: Object.fromEntries(Object.entries(manifest.files).map(([f, r]) => [f, r.bytes])),
   };
