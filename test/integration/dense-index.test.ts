@@ -281,18 +281,9 @@ describe.skipIf(!HAS_SHARED)('dense index (tiny-e5, real ONNX, real USearch)', (
     // 300 passages, one window of 4,096: before, a stop anywhere in it lost them all
     const stop = new AbortController();
     let batches = 0;
-    const stopping: Encoder = {
-      ...encoder,
-      tokenCounter: encoder.tokenCounter,
-      embedPassages: (t, signal, onProgress, b) =>
-        encoder.embedPassages(t, signal, onProgress, {
-          ...(b?.skip ? { skip: b.skip } : {}),
-          onBatch: (i, rows, vecs) => {
-            b?.onBatch(i, rows, vecs);
-            if (++batches === 5) stop.abort(new Error('stopped by the test'));
-          },
-        }),
-    };
+    const stopping = counted(() => {
+      if (++batches === 5) stop.abort(new Error('stopped by the test'));
+    });
     await expect(buildDense('half', { enc: stopping, signal: stop.signal })).rejects.toThrow('stopped by the test');
     const logged = readFileSync(join(tmp.dir, 'idx', '.half.partial', 'vectors.done'));
     expect(logged.length / 12).toBeGreaterThanOrEqual(5);
