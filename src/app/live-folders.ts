@@ -66,6 +66,7 @@ export function keepFoldersCurrent(o: LiveFoldersOptions): { close(): Promise<vo
       const files = changed;
       changed = 0;
       const t0 = performance.now();
+      o.log.info(`${folder.name}: updating ${files > 0 ? `${files} changed paths` : 'the folder as it is now'}`);
       const corpusOf = (r: Retriever | undefined): ServedCorpus | undefined =>
         r?.corpora.find((c) => c.name === folder.name);
       let ahead: OpenCorpus | undefined;
