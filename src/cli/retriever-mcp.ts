@@ -104,7 +104,8 @@ export const SERVE_OPTIONS = {
   mmap: {
     type: 'boolean',
     default: true,
-    describe: 'memory-map ANN files (shared page cache); --no-mmap reads them into RAM',
+    describe:
+      'serve ANN files from the page cache (an HNSW graph memory-mapped, IVF lists read per query), shared by every process; --no-mmap reads them into RAM (faster IVF queries at many probes)',
   },
   'batch-max': {
     type: 'number',

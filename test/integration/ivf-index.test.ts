@@ -175,7 +175,7 @@ describe('IVF index of 1-bit codes', () => {
 
   it('at a few lists and a hundred candidates still finds nearly all of the true top 10', () => {
     const exact = openDenseArm(tmp.dir, manifest(null), 'rebuild', { mmap: false, rescoreFactor: 4 });
-    const ivf = openDenseArm(tmp.dir, manifest(ivfAnn(4, 100)), 'rebuild', { mmap: false, rescoreFactor: 4 });
+    const ivf = openDenseArm(tmp.dir, manifest(ivfAnn(4, 100)), 'rebuild', { mmap: true, rescoreFactor: 4 });
     try {
       let hit = 0;
       for (const q of queries) {
@@ -190,16 +190,35 @@ describe('IVF index of 1-bit codes', () => {
     }
   });
 
-  it('reopened from its file, it answers the same (the lists are read from the file as they are probed)', () => {
+  it('reopened from its file, it answers the same, its lists read as they are probed or held in memory', () => {
     const a = new IvfIndex(join(tmp.dir, 'dense.ivf'), { dim: DIM, count: N }, 'rebuild');
     const before = queries.map((q) => a.candidates(q, 6, 50));
+    expect(a.inMemory).toBe(false);
     a.close();
     const b = new IvfIndex(join(tmp.dir, 'dense.ivf'), { dim: DIM, count: N }, 'rebuild');
+    const held = new IvfIndex(join(tmp.dir, 'dense.ivf'), { dim: DIM, count: N }, 'rebuild', { inMemory: true });
     try {
       expect(queries.map((q) => b.candidates(q, 6, 50))).toEqual(before);
       expect(b.lists).toBe(LISTS);
+      expect(held.inMemory).toBe(true);
+      expect(queries.map((q) => held.candidates(q, 6, 50))).toEqual(before);
+      // within a filter too, and at every list
+      const nums = Uint32Array.from({ length: N / 3 }, (_, i) => i * 3);
+      const bits = new Uint8Array(Math.ceil(N / 8));
+      for (const n of nums) bits[n >>> 3] = (bits[n >>> 3] as number) | (1 << (n & 7));
+      const filter = { bits, nums };
+      expect(queries.map((q) => held.candidates(q, LISTS, 40, filter))).toEqual(
+        queries.map((q) => b.candidates(q, LISTS, 40, filter)),
+      );
     } finally {
       b.close();
+      held.close();
+    }
+    const arm = openDenseArm(tmp.dir, manifest(ivfAnn(6, 50)), 'rebuild', { mmap: false, rescoreFactor: 4 });
+    try {
+      expect(arm.description).toMatch(/IVF of 1-bit codes held in memory, 32 lists, 6 probed/);
+    } finally {
+      arm.close();
     }
   });
 

@@ -18,7 +18,7 @@ export interface DenseArmOptions {
   probes?: number;
   /** IVF: candidates re-scored exactly per query (at least twice k), over the manifest's value. */
   rescore?: number;
-  /** Memory-map the ANN file (shared page cache) instead of reading it into RAM. */
+  /** Serve the ANN file from the page cache (HNSW memory-mapped, IVF lists read per query) instead of RAM. */
   mmap: boolean;
   /** ANN candidates re-scored exactly from the stored vectors, as a multiple of k. */
   rescoreFactor: number;
@@ -49,9 +49,11 @@ export function openDenseArm(dir: string, m: DenseManifest, fixHint: string, opt
     if (!m.ann) return new ExactArm(m.encoder.id, vectors);
     if (m.ann.library === 'retriever-mcp') {
       const probes = opts.probes ?? m.ann.probes;
-      const ivf = new IvfIndex(join(dir, INDEX_FILES.ivf), { dim, count: m.vectors.count }, fixHint);
+      const ivf = new IvfIndex(join(dir, INDEX_FILES.ivf), { dim, count: m.vectors.count }, fixHint, {
+        inMemory: !opts.mmap,
+      });
       const rescore = opts.rescore ?? m.ann.rescore;
-      const about = `IVF of ${m.ann.bits}-bit codes, ${m.ann.lists} lists, ${probes} probed, ${rescore} re-scored from ${m.vectors.dtype} vectors`;
+      const about = `IVF of ${m.ann.bits}-bit codes${ivf.inMemory ? ' held in memory' : ''}, ${m.ann.lists} lists, ${probes} probed, ${rescore} re-scored from ${m.vectors.dtype} vectors`;
       return new IvfArm(m.encoder.id, vectors, ivf, probes, rescore, about);
     }
     const annPath = join(dir, INDEX_FILES.ann);

@@ -24,29 +24,42 @@ import { Quantizer } from './ivf-quantizer.js';
 export class IvfIndex {
   readonly head: IvfHeader;
   private readonly fd: number;
-  private readonly centroids: Float32Array;
   private readonly offsets: Float64Array;
   private readonly sizes: Uint32Array;
   private readonly kernels: IvfKernels;
   private readonly quantizer: Quantizer;
-  /** fillTables' scratch: each table's lowest sum. */
-  private readonly lows: Float64Array;
+  /** Where the lists' payloads are held in the kernels' memory (`inMemory`), else undefined. */
+  private readonly heldAt: number | undefined;
 
+  /**
+   * `inMemory` reads every list's payload into memory at open (the codes of 21M vectors: 2.3 GB),
+   * so a query copies nothing; otherwise each probed list is read from the page cache per query.
+   */
   constructor(
     readonly path: string,
     expect: { dim: number; count: number },
     fixHint: string,
+    opts: { inMemory?: boolean } = {},
   ) {
     const h = readIvfHead(path, expect, fixHint);
     this.head = h.head;
-    this.centroids = h.centroids;
     this.offsets = h.offsets;
     this.sizes = h.sizes;
     const blocks = Math.ceil(h.head.maxList / 16);
     this.kernels = new IvfKernels(h.head.dimPadded, h.head.window, h.head.rounds, h.signs, blocks);
     this.quantizer = new Quantizer(this.kernels, { coarse: h.coarse, fine: h.centroids, children: h.children });
     this.fd = openSync(path, 'r');
-    this.lows = new Float64Array(h.head.dimPadded / 4);
+    try {
+      this.heldAt = opts.inMemory ? this.readLists() : undefined;
+    } catch (err) {
+      closeSync(this.fd);
+      throw err;
+    }
+  }
+
+  /** True when the lists are held in memory rather than read per query. */
+  get inMemory(): boolean {
+    return this.heldAt !== undefined;
   }
 
   get lists(): number {
@@ -64,44 +77,47 @@ export class IvfIndex {
     qp.set(query);
     const lists = this.nearestLists(qp, Math.min(probes, h.lists));
     const residual = h.version >= 2;
-    // the rotated query, or (version 2) its rotated residual from each probed list's mean
-    const rotated = new Float32Array(residual ? lists.length * dim : dim);
-    if (residual) {
-      lists.forEach((l, j) => {
-        const c = l * dim;
-        for (let d = 0; d < dim; d++) rotated[j * dim + d] = (qp[d] as number) - (this.centroids[c + d] as number);
-      });
-    } else rotated.set(qp);
-    this.kernels.rotate(rotated);
-    let tables = residual ? undefined : this.fillTables(rotated);
+    // each probed list's rotated residual q − c (version 2) and <c, q>; version 1 reads Pq alone
+    const prep = this.kernels.rotatedResiduals(qp, lists, this.quantizer.meansAt);
+    let tables: { delta: number; base: number; qsum: number } | undefined;
+    if (!residual) {
+      const rotated = qp.slice();
+      this.kernels.rotate(rotated);
+      tables = this.kernels.tables(rotated);
+    }
     const top = new TopK(candidates);
     const codeRow = h.dimPadded / 8;
+    const first = this.offsets[0] as number;
     for (let j = 0; j < lists.length; j++) {
       const l = lists[j] as number;
       const n = this.sizes[l] as number;
       if (n === 0) continue;
-      let cq = 0;
-      const c = l * dim;
-      for (let d = 0; d < dim; d++) cq += (this.centroids[c + d] as number) * (qp[d] as number);
-      if (residual) tables = this.fillTables(rotated.subarray(j * dim, (j + 1) * dim));
-      const { delta, base, qsum } = tables as { delta: number; base: number; qsum: number };
+      const cq = prep.dots[j] as number;
+      if (residual) tables = this.kernels.tables(prep.rotated.subarray(j * dim, (j + 1) * dim));
       const blocks = Math.ceil(n / 16);
-      const bytes = payloadBytes(n, h.dimPadded, h.version);
       const at = this.offsets[l] as number;
-      const view = this.kernels.work(bytes);
-      if (preadFully(this.fd, view, bytes, at) < bytes) throw this.damaged(`list ${l} ends early`);
-      const tail = blocks * codeRow * 16;
-      const buf = view.buffer;
-      const factors = new Float32Array(buf, view.byteOffset + tail, n);
-      const ids = new Uint32Array(buf, view.byteOffset + tail + n * 4, n);
-      const along = residual ? new Float32Array(buf, view.byteOffset + tail + n * 8, n) : undefined;
-      const sums = this.kernels.scan(0, blocks);
-      for (let i = 0; i < n; i++) {
-        const num = ids[i] as number;
+      let listAt: number;
+      if (this.heldAt !== undefined) listAt = this.heldAt + (at - first);
+      else {
+        const bytes = payloadBytes(n, h.dimPadded, h.version);
+        const view = this.kernels.work(bytes);
+        if (preadFully(this.fd, view, bytes, at) < bytes) throw this.damaged(`list ${l} ends early`);
+        listAt = this.kernels.workAddress;
+      }
+      // payload: codes in blocks of 16, then n factors, n chunk nums and (version 2) n <r, c>
+      const tail = listAt + blocks * codeRow * 16;
+      this.kernels.scan(listAt, blocks);
+      const { keep, est } = this.kernels.estimate(n, tail, residual ? tail + n * 8 : 0, {
+        ...(tables as { delta: number; base: number; qsum: number }),
+        cq,
+        floor: top.threshold(),
+      });
+      const ids = new Uint32Array(keep.buffer, tail + n * 4, n);
+      for (let k = 0; k < keep.length; k++) {
+        const num = ids[keep[k] as number] as number;
         if (filter && !isAllowed(filter, num)) continue;
-        const s = delta * (sums[i] as number) + base;
-        const est = cq + (along ? (along[i] as number) : 0) + (factors[i] as number) * (2 * s - qsum);
-        if (top.accepts(est, num)) top.push(est, num);
+        const e = est[k] as number;
+        if (top.accepts(e, num)) top.push(e, num);
       }
     }
     const out = top.result().map((x) => x.num);
@@ -113,61 +129,18 @@ export class IvfIndex {
     closeSync(this.fd);
   }
 
-  /**
-   * The query's 4-bit tables (ivf-kernels scanBlocks): for code byte p, the sums of q' over each
-   * subset of dims 8p..8p+3 and of 8p+4..8p+7, shifted to start at 0 and quantised to 0..127 on
-   * one scale, so a scan's u16 sum s gives Σ_{bits set} q'ᵢ ≈ delta·s + base.
-   */
-  private fillTables(qr: Float32Array): { delta: number; base: number; qsum: number } {
-    const halves = qr.length >> 2;
-    const lows = this.lows;
-    let range = 0;
-    let qsum = 0;
-    for (let m = 0; m < halves; m++) {
-      const a = qr[4 * m] as number;
-      const b = qr[4 * m + 1] as number;
-      const c = qr[4 * m + 2] as number;
-      const d = qr[4 * m + 3] as number;
-      qsum += a + b + c + d;
-      const lo = (a < 0 ? a : 0) + (b < 0 ? b : 0) + (c < 0 ? c : 0) + (d < 0 ? d : 0);
-      const hi = (a > 0 ? a : 0) + (b > 0 ? b : 0) + (c > 0 ? c : 0) + (d > 0 ? d : 0);
-      lows[m] = lo;
-      if (hi - lo > range) range = hi - lo;
+  /** Reads every list's payload into memory held by the kernels; its address. */
+  private readLists(): number {
+    const first = this.offsets[0] as number;
+    const total = (this.offsets[this.head.lists] as number) - first;
+    const at = this.kernels.hold(total);
+    const step = 64 << 20;
+    for (let done = 0; done < total; done += step) {
+      const bytes = Math.min(step, total - done);
+      const view = this.kernels.held(at + done, bytes);
+      if (preadFully(this.fd, view, bytes, first + done) < bytes) throw this.damaged('its lists end early');
     }
-    const delta = range > 0 ? range / 127 : 1;
-    const inv = 1 / delta;
-    const lut = this.kernels.lut();
-    let base = 0;
-    for (let m = 0; m < halves; m++) {
-      const lo = lows[m] as number;
-      base += lo;
-      const a = qr[4 * m] as number;
-      const b = qr[4 * m + 1] as number;
-      const c = qr[4 * m + 2] as number;
-      const d = qr[4 * m + 3] as number;
-      // the sum of each subset of the four (bit k of e takes coordinate k), less lo, in steps of delta
-      const o = m * 16;
-      const z = -lo;
-      const ab = a + b;
-      const cd = c + d;
-      lut[o] = (z * inv + 0.5) | 0;
-      lut[o + 1] = ((z + a) * inv + 0.5) | 0;
-      lut[o + 2] = ((z + b) * inv + 0.5) | 0;
-      lut[o + 3] = ((z + ab) * inv + 0.5) | 0;
-      lut[o + 4] = ((z + c) * inv + 0.5) | 0;
-      lut[o + 5] = ((z + a + c) * inv + 0.5) | 0;
-      lut[o + 6] = ((z + b + c) * inv + 0.5) | 0;
-      lut[o + 7] = ((z + ab + c) * inv + 0.5) | 0;
-      lut[o + 8] = ((z + d) * inv + 0.5) | 0;
-      lut[o + 9] = ((z + a + d) * inv + 0.5) | 0;
-      lut[o + 10] = ((z + b + d) * inv + 0.5) | 0;
-      lut[o + 11] = ((z + ab + d) * inv + 0.5) | 0;
-      lut[o + 12] = ((z + cd) * inv + 0.5) | 0;
-      lut[o + 13] = ((z + a + cd) * inv + 0.5) | 0;
-      lut[o + 14] = ((z + b + cd) * inv + 0.5) | 0;
-      lut[o + 15] = ((z + ab + cd) * inv + 0.5) | 0;
-    }
-    return { delta, base, qsum };
+    return at;
   }
 
   private nearestLists(query: Float32Array, probes: number): Uint32Array {

@@ -30,6 +30,21 @@ interface KernelExports {
     score: number,
   ): void;
   dots(q: number, n: number, c: number, k: number, dim: number, bias: number, out: number): void;
+  residuals(q: number, lists: number, count: number, means: number, dim: number, out: number, dots: number): void;
+  tables(qr: number, dim: number, lut: number, lows: number, out: number): void;
+  estimate(
+    sums: number,
+    n: number,
+    factors: number,
+    along: number,
+    delta: number,
+    base: number,
+    qsum: number,
+    cq: number,
+    floor: number,
+    keep: number,
+    est: number,
+  ): number;
   nearestTwo(
     q: number,
     n: number,
@@ -80,6 +95,12 @@ export class IvfKernels {
   private readonly signs: number;
   readonly lutAt: number;
   private readonly sumsAt: number;
+  private readonly keepAt: number;
+  private readonly estAt: number;
+  /** `tables`' input (dim floats), scratch (dim/4 f64) and output (3 f64). */
+  private readonly tableInAt: number;
+  private readonly tableLowsAt: number;
+  private readonly tableOutAt: number;
   private sumsBlocks: number;
   private workAt: number;
   private workBytes = 0;
@@ -97,7 +118,12 @@ export class IvfKernels {
     this.lutAt = align(this.signs + rounds * dim * 4);
     this.sumsAt = align(this.lutAt + pairs * 32);
     this.sumsBlocks = maxBlocks;
-    this.workAt = align(this.sumsAt + maxBlocks * 32);
+    this.keepAt = align(this.sumsAt + maxBlocks * 32);
+    this.estAt = align(this.keepAt + maxBlocks * 16 * 4);
+    this.tableInAt = align(this.estAt + maxBlocks * 16 * 8);
+    this.tableLowsAt = align(this.tableInAt + dim * 4);
+    this.tableOutAt = align(this.tableLowsAt + (dim / 4) * 8);
+    this.workAt = align(this.tableOutAt + 3 * 8);
     this.ensure(this.workAt);
     new Float32Array(this.x.memory.buffer, this.signs, rounds * dim).set(signs);
   }
@@ -271,13 +297,110 @@ export class IvfKernels {
   }
 
   /**
-   * The table sums of `blocks` blocks of codes at `codesOffset` in the work area (as
-   * `work` returned it): one u16 per vector, in block order.
+   * For a query (dim floats) and the lists whose means are resident rows at `meansAt`: each
+   * list's residual q − c, rotated (row j for list j), and <c, q>.
    */
-  scan(codesOffset: number, blocks: number): Uint16Array {
+  rotatedResiduals(
+    query: Float32Array,
+    lists: Uint32Array,
+    meansAt: number,
+  ): { rotated: Float32Array; dots: Float64Array } {
+    const n = lists.length;
+    const listsAt = align(query.byteLength);
+    const outAt = align(listsAt + n * 4);
+    const dotsAt = align(outAt + n * this.dim * 4);
+    this.reserveWork(dotsAt + n * 8);
+    const buf = this.x.memory.buffer;
+    new Float32Array(buf, this.workAt, this.dim).set(query);
+    new Uint32Array(buf, this.workAt + listsAt, n).set(lists);
+    this.x.residuals(
+      this.workAt,
+      this.workAt + listsAt,
+      n,
+      meansAt,
+      this.dim,
+      this.workAt + outAt,
+      this.workAt + dotsAt,
+    );
+    this.x.rotate(this.workAt + outAt, n, this.dim, this.window, this.rounds, this.signs);
+    return {
+      rotated: new Float32Array(buf, this.workAt + outAt, n * this.dim).slice(),
+      dots: new Float64Array(buf, this.workAt + dotsAt, n).slice(),
+    };
+  }
+
+  /**
+   * Fills the query tables (`lut`) from a rotated query or residual `qr` (dim floats): a scan's
+   * sum s then gives Σ_{bits set} qrᵢ ≈ delta·s + base; qsum is Σ qrᵢ.
+   */
+  tables(qr: Float32Array): { delta: number; base: number; qsum: number } {
+    const buf = this.x.memory.buffer;
+    new Float32Array(buf, this.tableInAt, this.dim).set(qr);
+    this.x.tables(this.tableInAt, this.dim, this.lutAt, this.tableLowsAt, this.tableOutAt);
+    const t = new Float64Array(buf, this.tableOutAt, 3);
+    return { delta: t[0] as number, base: t[1] as number, qsum: t[2] as number };
+  }
+
+  /** The address of the work area (what `work` views), where a list read from disk is scanned. */
+  get workAddress(): number {
+    return this.workAt;
+  }
+
+  /**
+   * Bytes held in the kernels' memory for good, before the work area (a list payload kept in
+   * memory, say): their address. Call before any work is done, as `resident`.
+   */
+  hold(bytes: number): number {
+    const at = this.workAt;
+    this.workAt = align(at + bytes);
+    this.workBytes = 0;
+    this.ensure(this.workAt);
+    return at;
+  }
+
+  /** A view of `bytes` held at `at` (valid until the next call that may grow memory). */
+  held(at: number, bytes: number): Uint8Array {
+    return new Uint8Array(this.x.memory.buffer, at, bytes);
+  }
+
+  /**
+   * The table sums of `blocks` blocks of codes at address `codesAt` (`workAddress`, or what
+   * `hold` gave): one u16 per vector, in block order.
+   */
+  scan(codesAt: number, blocks: number): Uint16Array {
     if (blocks > this.sumsBlocks) throw new RangeError(`${blocks} blocks exceed the scan's ${this.sumsBlocks}`);
-    this.x.scanBlocks(this.workAt + codesOffset, blocks, this.dim / 8, this.lutAt, this.sumsAt);
+    this.x.scanBlocks(codesAt, blocks, this.dim / 8, this.lutAt, this.sumsAt);
     return new Uint16Array(this.x.memory.buffer, this.sumsAt, blocks * 16);
+  }
+
+  /**
+   * After `scan` of a list of `n` vectors: the indices (in the list) whose estimate
+   * cq + along[i] + factor[i]·(2·(delta·sum[i] + base) − qsum) reaches `floor`, and those
+   * estimates. `factorsAt` and `alongAt` are addresses of the list's f32 columns (`alongAt` 0
+   * for none). The views are valid until the next call.
+   */
+  estimate(
+    n: number,
+    factorsAt: number,
+    alongAt: number,
+    t: { delta: number; base: number; qsum: number; cq: number; floor: number },
+  ): { keep: Uint32Array; est: Float64Array } {
+    if (n > this.sumsBlocks * 16) throw new RangeError(`${n} vectors exceed the scan's ${this.sumsBlocks * 16}`);
+    const kept = this.x.estimate(
+      this.sumsAt,
+      n,
+      factorsAt,
+      alongAt,
+      t.delta,
+      t.base,
+      t.qsum,
+      t.cq,
+      t.floor,
+      this.keepAt,
+      this.estAt,
+    );
+    const buf = this.x.memory.buffer;
+    return { keep: new Uint32Array(buf, this.keepAt, kept), est: new Float64Array(buf, this.estAt, kept) };
   }
 
   private reserveWork(bytes: number): void {

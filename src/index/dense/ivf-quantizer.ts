@@ -84,6 +84,11 @@ export class Quantizer {
     this.lists = this.fine.count;
   }
 
+  /** The address of the lists' means in the kernels' memory (rows of kernels.dim floats). */
+  get meansAt(): number {
+    return this.fine.at;
+  }
+
   get coarseCount(): number {
     return this.coarse.count;
   }

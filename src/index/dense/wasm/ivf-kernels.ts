@@ -315,3 +315,113 @@ export function nearestTwo(q: usize, n: u32, c: usize, k: u32, dim: u32, bias: u
     store<f32>(score + <usize>i * 8, s2, 4);
   }
 }
+
+/**
+ * A list's estimates from its scan sums (scanBlocks' `out`), kept where they reach `floor`:
+ * est = cq + along[i] + factor[i]·(2·(delta·sum[i] + base) − qsum), in f64 as the TypeScript
+ * side computed it (`along` is 0 for a file without <r, c>). Writes the indices kept (u32) to
+ * `keep` and their estimates (f64) to `est`; returns how many.
+ */
+export function estimate(
+  sums: usize,
+  n: u32,
+  factors: usize,
+  along: usize,
+  delta: f64,
+  base: f64,
+  qsum: f64,
+  cq: f64,
+  floor: f64,
+  keep: usize,
+  est: usize,
+): u32 {
+  let kept: u32 = 0;
+  for (let i: u32 = 0; i < n; i++) {
+    const s = delta * <f64>load<u16>(sums + <usize>i * 2) + base;
+    const a: f64 = along != 0 ? <f64>load<f32>(along + <usize>i * 4) : 0;
+    const e = cq + a + <f64>load<f32>(factors + <usize>i * 4) * (2 * s - qsum);
+    if (e >= floor) {
+      store<u32>(keep + <usize>kept * 4, i);
+      store<f64>(est + <usize>kept * 8, e);
+      kept++;
+    }
+  }
+  return kept;
+}
+
+/**
+ * For a query `q` (dim floats) and `count` lists (u32 at `lists`) whose means are rows of
+ * `means`: each list's residual q − c to `out` (row j for list j), and <c, q> (f64) to `dots`.
+ */
+export function residuals(q: usize, lists: usize, count: u32, means: usize, dim: u32, out: usize, dots: usize): void {
+  const rowBytes = <usize>dim * 4;
+  for (let j: u32 = 0; j < count; j++) {
+    const c = means + <usize>load<u32>(lists + <usize>j * 4) * rowBytes;
+    const o = out + <usize>j * rowBytes;
+    let s: f64 = 0;
+    for (let d: usize = 0; d < rowBytes; d += 4) {
+      const x = load<f32>(q + d);
+      const m = load<f32>(c + d);
+      store<f32>(o + d, x - m);
+      s += <f64>m * <f64>x;
+    }
+    store<f64>(dots + <usize>j * 8, s);
+  }
+}
+
+/**
+ * A query's 4-bit tables for scanBlocks from its rotated vector (or residual) `qr` of `dim`
+ * floats: for each four coordinates, the sums of their 16 subsets less the lowest, in steps of
+ * one scale for all tables, rounded to 0..127 (u8 at `lut`, 16 per four). `lows` is scratch for
+ * dim/4 f64. Writes delta, base and Σ qr (f64) to `out`, so a sum s of a scan gives
+ * Σ_{bits set} qrᵢ ≈ delta·s + base.
+ */
+export function tables(qr: usize, dim: u32, lut: usize, lows: usize, out: usize): void {
+  const quads = dim >> 2;
+  let range: f64 = 0;
+  let qsum: f64 = 0;
+  for (let m: u32 = 0; m < quads; m++) {
+    const p = qr + <usize>m * 16;
+    const a = <f64>load<f32>(p);
+    const b = <f64>load<f32>(p, 4);
+    const c = <f64>load<f32>(p, 8);
+    const d = <f64>load<f32>(p, 12);
+    qsum += a + b + c + d;
+    const lo = min(a, 0) + min(b, 0) + min(c, 0) + min(d, 0);
+    const hi = max(a, 0) + max(b, 0) + max(c, 0) + max(d, 0);
+    store<f64>(lows + <usize>m * 8, lo);
+    if (hi - lo > range) range = hi - lo;
+  }
+  const delta: f64 = range > 0 ? range / 127 : 1;
+  const inv: f64 = 1 / delta;
+  let base: f64 = 0;
+  for (let m: u32 = 0; m < quads; m++) {
+    const p = qr + <usize>m * 16;
+    const lo = load<f64>(lows + <usize>m * 8);
+    base += lo;
+    const a = <f64>load<f32>(p);
+    const b = <f64>load<f32>(p, 4);
+    const c = <f64>load<f32>(p, 8);
+    const d = <f64>load<f32>(p, 12);
+    // bit k of the entry's index takes coordinate k; in steps of delta, rounded: entries 0-3 are
+    // z + {0, a, b, a + b}, 4-7 those + c, 8-11 + d, 12-15 + c + d
+    const z = <f32>(-lo * inv + 0.5);
+    const ai = <f32>(a * inv);
+    const bi = <f32>(b * inv);
+    let v0 = f32x4.splat(z);
+    v0 = f32x4.replace_lane(v0, 1, z + ai);
+    v0 = f32x4.replace_lane(v0, 2, z + bi);
+    v0 = f32x4.replace_lane(v0, 3, z + ai + bi);
+    const v1 = f32x4.add(v0, f32x4.splat(<f32>(c * inv)));
+    const dv = f32x4.splat(<f32>(d * inv));
+    const w01 = i16x8.narrow_i32x4_s(i32x4.trunc_sat_f32x4_s(v0), i32x4.trunc_sat_f32x4_s(v1));
+    const w23 = i16x8.narrow_i32x4_s(
+      i32x4.trunc_sat_f32x4_s(f32x4.add(v0, dv)),
+      i32x4.trunc_sat_f32x4_s(f32x4.add(v1, dv)),
+    );
+    v128.store(lut + <usize>m * 16, i8x16.narrow_i16x8_u(w01, w23));
+  }
+  store<f64>(out, delta);
+  store<f64>(out, base, 8);
+  store<f64>(out, qsum, 16);
+}
