@@ -8,7 +8,8 @@
  * - ours: recall@10 and one-query latency at several (probes, candidates re-scored), through the
  *   dense arm as the server opens it (bench/lib/ivf-probe.ts);
  * - server: started with --no-encoder (no model: query vectors), page cache warm, then as cold
- *   as this machine allows (the index's files evicted with posix_fadvise): time to ready,
+ *   as this machine allows (the index's files evicted with posix_fadvise), then with the lists
+ *   read into memory at start (--no-mmap): time to ready,
  *   resident memory at ready and after 10,000 queries, the files' pages in the page cache,
  *   one client's p50/p99 through POST /retrieve, QPS at 64 clients (wrk);
  * - faiss: faiss-cpu (PyPI) IVF-PQ with refinement and IVF-RaBitQ, HNSW quantizers, on the
@@ -96,6 +97,8 @@ for (const n of sizes) {
     save();
   }
 
+  if ((steps.has('ours') || steps.has('server')) && existsSync(join(live, 'dense.ivf')))
+    run['servedFormat'] = ivfFormat(live);
   if (steps.has('ours')) {
     const probe = runProbe(join(ROOT, 'dist/bench/lib/ivf-probe.js'), [
       ...['--index-dir', indexDir, '--name', name, '--queries', queriesPath, '--truth', truth],
@@ -107,7 +110,12 @@ for (const n of sizes) {
   }
 
   if (steps.has('server')) {
-    run['server'] = { warm: await serve(name, false), cold: await serve(name, true) };
+    run['server'] = {
+      warm: await serve(name, false),
+      cold: await serve(name, true),
+      // the lists read into memory at start (--no-mmap): no copy from the page cache per list
+      held: await serve(name, false, ['--no-mmap']),
+    };
     save();
   }
 
@@ -198,10 +206,13 @@ function cachedMiB(path: string): number {
   return r.status === 0 ? Number(r.stdout.trim()) / 2 ** 20 : NaN;
 }
 
-async function serve(name: string, cold: boolean): Promise<Record<string, unknown>> {
+async function serve(name: string, cold: boolean, flags: string[] = []): Promise<Record<string, unknown>> {
   const live = join(indexDir, name);
   if (cold) evict(live);
-  const srv = await startServer(['--corpus', name, '--index-dir', indexDir, '--no-encoder', '--verify', 'sample']);
+  const srv = await startServer([
+    ...['--corpus', name, '--index-dir', indexDir, '--no-encoder', '--verify', 'sample'],
+    ...flags,
+  ]);
   try {
     const out: Record<string, unknown> = {
       readyS: srv.readyMs / 1000,

@@ -11,7 +11,8 @@ import { Quantizer } from './ivf-quantizer.js';
  * An IVF index with 1-bit RaBitQ codes (ivf-format.ts), opened for search. Only the list means,
  * the rotation and the list table are held in memory; each probed list is read from the file
  * when it is scanned (pread: the page cache keeps the lists in use, shared by every process that
- * serves the index), so the codes of wiki-18 (2.2 GB) cost the process no resident memory.
+ * serves the index), so the codes of wiki-18 (2.2 GB) cost the process no resident memory; or,
+ * `inMemory`, all lists are read into the kernels' memory at open, sparing each query the copy.
  *
  * The estimate of <o, q> for a vector o of list l with mean c, residual r = o − c, rotated
  * r' = Pr and sign bits b: <c, q> + <r, c> + ‖r‖²/Σ|r'ᵢ| · (2·Σ_{bᵢ=1} q'ᵢ − Σ q'ᵢ), with
@@ -21,6 +22,9 @@ import { Quantizer } from './ivf-quantizer.js';
  * error grows with ‖q‖ (on real e5 vectors, 0.84 of the true top 10 among 500 candidates
  * against 0.99; BENCHMARKS.md "On real vectors").
  */
+/** The most list bytes held in memory (`inMemory`): WebAssembly's 4 GB less room for the means and work. */
+const MAX_HELD_BYTES = 3.5 * 2 ** 30;
+
 export class IvfIndex {
   readonly head: IvfHeader;
   private readonly fd: number;
@@ -33,7 +37,8 @@ export class IvfIndex {
 
   /**
    * `inMemory` reads every list's payload into memory at open (the codes of 21M vectors: 2.3 GB),
-   * so a query copies nothing; otherwise each probed list is read from the page cache per query.
+   * so a query copies nothing, where they fit (about 30M vectors of 768-d); otherwise each probed
+   * list is read from the page cache per query.
    */
   constructor(
     readonly path: string,
@@ -129,10 +134,14 @@ export class IvfIndex {
     closeSync(this.fd);
   }
 
-  /** Reads every list's payload into memory held by the kernels; its address. */
-  private readLists(): number {
+  /**
+   * Reads every list's payload into memory held by the kernels; its address, or undefined where
+   * they would not fit in WebAssembly's 4 GB beside the rest (then they are read per query).
+   */
+  private readLists(): number | undefined {
     const first = this.offsets[0] as number;
     const total = (this.offsets[this.head.lists] as number) - first;
+    if (total > MAX_HELD_BYTES) return undefined;
     const at = this.kernels.hold(total);
     const step = 64 << 20;
     for (let done = 0; done < total; done += step) {
