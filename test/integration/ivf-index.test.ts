@@ -197,11 +197,18 @@ describe('IVF index of 1-bit codes', () => {
     a.close();
     const b = new IvfIndex(join(tmp.dir, 'dense.ivf'), { dim: DIM, count: N }, 'rebuild');
     const held = new IvfIndex(join(tmp.dir, 'dense.ivf'), { dim: DIM, count: N }, 'rebuild', { inMemory: true });
+    // lists too large to hold are read per query instead, with the same answers
+    const over = new IvfIndex(join(tmp.dir, 'dense.ivf'), { dim: DIM, count: N }, 'rebuild', {
+      inMemory: true,
+      maxHeldBytes: 1024,
+    });
     try {
       expect(queries.map((q) => b.candidates(q, 6, 50))).toEqual(before);
       expect(b.lists).toBe(LISTS);
       expect(held.inMemory).toBe(true);
       expect(queries.map((q) => held.candidates(q, 6, 50))).toEqual(before);
+      expect(over.inMemory).toBe(false);
+      expect(queries.map((q) => over.candidates(q, 6, 50))).toEqual(before);
       // within a filter too, and at every list
       const nums = Uint32Array.from({ length: N / 3 }, (_, i) => i * 3);
       const bits = new Uint8Array(Math.ceil(N / 8));
@@ -213,6 +220,7 @@ describe('IVF index of 1-bit codes', () => {
     } finally {
       b.close();
       held.close();
+      over.close();
     }
     const arm = openDenseArm(tmp.dir, manifest(ivfAnn(6, 50)), 'rebuild', { mmap: false, rescoreFactor: 4 });
     try {

@@ -53,7 +53,12 @@ export function openDenseArm(dir: string, m: DenseManifest, fixHint: string, opt
         inMemory: !opts.mmap,
       });
       const rescore = opts.rescore ?? m.ann.rescore;
-      const about = `IVF of ${m.ann.bits}-bit codes${ivf.inMemory ? ' held in memory' : ''}, ${m.ann.lists} lists, ${probes} probed, ${rescore} re-scored from ${m.vectors.dtype} vectors`;
+      const held = ivf.inMemory
+        ? ' held in memory'
+        : opts.mmap
+          ? ''
+          : ' (read per query: the memory to hold them could not be had)';
+      const about = `IVF of ${m.ann.bits}-bit codes${held}, ${m.ann.lists} lists, ${probes} probed, ${rescore} re-scored from ${m.vectors.dtype} vectors`;
       return new IvfArm(m.encoder.id, vectors, ivf, probes, rescore, about);
     }
     const annPath = join(dir, INDEX_FILES.ann);

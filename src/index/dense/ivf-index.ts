@@ -44,7 +44,7 @@ export class IvfIndex {
     readonly path: string,
     expect: { dim: number; count: number },
     fixHint: string,
-    opts: { inMemory?: boolean } = {},
+    opts: { inMemory?: boolean; maxHeldBytes?: number } = {},
   ) {
     const h = readIvfHead(path, expect, fixHint);
     this.head = h.head;
@@ -55,7 +55,7 @@ export class IvfIndex {
     this.quantizer = new Quantizer(this.kernels, { coarse: h.coarse, fine: h.centroids, children: h.children });
     this.fd = openSync(path, 'r');
     try {
-      this.heldAt = opts.inMemory ? this.readLists() : undefined;
+      this.heldAt = opts.inMemory ? this.readLists(opts.maxHeldBytes ?? MAX_HELD_BYTES) : undefined;
     } catch (err) {
       closeSync(this.fd);
       throw err;
@@ -138,11 +138,16 @@ export class IvfIndex {
    * Reads every list's payload into memory held by the kernels; its address, or undefined where
    * they would not fit in WebAssembly's 4 GB beside the rest (then they are read per query).
    */
-  private readLists(): number | undefined {
+  private readLists(maxBytes: number): number | undefined {
     const first = this.offsets[0] as number;
     const total = (this.offsets[this.head.lists] as number) - first;
-    if (total > MAX_HELD_BYTES) return undefined;
-    const at = this.kernels.hold(total);
+    if (total > maxBytes) return undefined;
+    let at: number;
+    try {
+      at = this.kernels.hold(total);
+    } catch {
+      return undefined; // the memory would not grow: the lists are read per query instead
+    }
     const step = 64 << 20;
     for (let done = 0; done < total; done += step) {
       const bytes = Math.min(step, total - done);

@@ -352,9 +352,10 @@ export class IvfKernels {
    */
   hold(bytes: number): number {
     const at = this.workAt;
+    // grown first: where the memory cannot grow (past 4 GB, or none left), nothing changes
+    this.ensure(align(at + bytes));
     this.workAt = align(at + bytes);
     this.workBytes = 0;
-    this.ensure(this.workAt);
     return at;
   }
 
