@@ -252,7 +252,11 @@ export function renderWiki18Size(results: Results): string {
           },
           {
             what: 'dense index on disk',
-            figure: `${gib(b.bytes['dense.ivf'])} of codes + ${gib(b.bytes['vectors.bin'])} of f16 vectors`,
+            figure:
+              `${gib(b.bytes['dense.ivf'])} of codes + ${gib(b.bytes['vectors.bin'])} of f16 vectors` +
+              (run.servedFormat !== undefined && run.servedFormat !== (b.ivfFormat ?? 1)
+                ? ` (codes in format ${b.ivfFormat ?? 1} as built; format ${run.servedFormat} adds 4 bytes a vector)`
+                : ''),
           },
         ]
       : []),
