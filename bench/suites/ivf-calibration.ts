@@ -8,6 +8,7 @@
  * and the latency of one query at a time (warm page cache).
  *
  *   npm run bench -- ivf-calibration --vectors V.f32 --passages P.jsonl [--rows 98304]
+ *     [--lists-sweep 128,512,2048]
  *
  * `--vectors` holds the passages' e5-small-v2 vectors as raw float32 rows in passage order (a
  * build's vectors.bin); `--passages` the wiki-18-format lines they were made from. Writes
@@ -126,6 +127,21 @@ const where = diagnosis.settings.map((s) => ({
   rescore: s.rescore,
   recall10: Number(s.recall10.toFixed(4)),
 }));
+// do the lists bound recall by their number probed or by their share? The same vectors cut into
+// a quarter and four times the lists, probed at the same shares, every vector of the probed lists
+// re-scored (so the codes cost nothing): what a corpus a hundred times larger, with its 4·√n
+// lists, should expect of a share of its lists
+const sweep: Array<{ lists: number; probes: number; recall10: number }> = [];
+for (const l of (arg('lists-sweep', `${lists / 4},${lists},${lists * 4}`) as string).split(',').map(Number)) {
+  const name = l === lists ? 'cal-ivf' : `cal-ivf-${l}`;
+  if (l !== lists) build(name, ['--ann', 'ivf', '--ivf-lists', String(l)]);
+  const shares = [64, 32, 16, 8, 4].filter((d) => l / d >= 1);
+  const r = runProbe(join(ROOT, 'dist/bench/lib/ivf-probe.js'), [
+    ...['--index-dir', indexDir, '--name', name, '--queries', queriesPath, '--truth', truth, '--dim', String(dim)],
+    ...['--settings', shares.map((d) => `${l / d}:${rows}`).join(',')],
+  ]) as unknown as ProbeOut;
+  for (const x of r.settings) sweep.push({ lists: l, probes: x.probes, recall10: Number(x.recall10.toFixed(4)) });
+}
 // the HNSW index at its own defaults (probes and re-scoring mean nothing to it)
 const hnsw = (
   runProbe(join(ROOT, 'dist/bench/lib/ivf-probe.js'), [
@@ -207,6 +223,7 @@ writeResult('ivf-calibration', {
   about: `${rows.toLocaleString('en')} real English Wikipedia passages embedded by e5-small-v2 (384-d), 1,000 real questions (2Wiki, MultiHop-RAG) as queries; recall@10 against exact search, one query at a time, warm page cache.`,
   rows: out,
   where,
+  sweep,
   builds: { ivf: ivfBuild, hnsw: hnswBuild },
   lists,
   vectors: rows,
