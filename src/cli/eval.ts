@@ -44,7 +44,7 @@ function evalOptions(y: Argv) {
     .option('ivf-settings', {
       type: 'string',
       describe:
-        "with --ann-recall on an IVF index: comma-separated probes:rescore pairs to measure (default: the index's own, then 2, 4 and 8 times the lists)",
+        "with --ann-recall on an IVF index: comma-separated probes:rescore pairs to measure (default: the index's own, then 2, 4, 8 and 16 times the lists)",
     })
     .option('rescore-factor', {
       type: 'number',
