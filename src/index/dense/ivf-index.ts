@@ -83,7 +83,7 @@ export class IvfIndex {
     const lists = this.nearestLists(qp, Math.min(probes, h.lists));
     const residual = h.version >= 2;
     // each probed list's rotated residual q − c (version 2) and <c, q>; version 1 reads Pq alone
-    const prep = this.kernels.rotatedResiduals(qp, lists, this.quantizer.meansAt);
+    const prep = this.kernels.listsOfQuery(qp, lists, this.quantizer.meansAt, residual);
     let tables: { delta: number; base: number; qsum: number } | undefined;
     if (!residual) {
       const rotated = qp.slice();

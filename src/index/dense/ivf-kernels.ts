@@ -134,11 +134,8 @@ export class IvfKernels {
    */
   resident(rows: Float32Array): Resident {
     const count = rows.length / this.dim;
-    const at = this.workAt;
-    const biasAt = align(at + rows.byteLength);
-    this.workAt = align(biasAt + count * 4);
-    this.workBytes = 0;
-    this.ensure(this.workAt);
+    const at = this.hold(rows.byteLength);
+    const biasAt = this.hold(count * 4);
     const buf = this.x.memory.buffer;
     new Float32Array(buf, at, rows.length).set(rows);
     const bias = new Float32Array(buf, biasAt, count);
@@ -297,13 +294,15 @@ export class IvfKernels {
   }
 
   /**
-   * For a query (dim floats) and the lists whose means are resident rows at `meansAt`: each
-   * list's residual q − c, rotated (row j for list j), and <c, q>.
+   * For a query (dim floats) and the lists whose means are resident rows at `meansAt`: <c, q>
+   * for each, and (`residuals`) each list's residual q − c, rotated (row j for list j; empty
+   * without).
    */
-  rotatedResiduals(
+  listsOfQuery(
     query: Float32Array,
     lists: Uint32Array,
     meansAt: number,
+    residuals: boolean,
   ): { rotated: Float32Array; dots: Float64Array } {
     const n = lists.length;
     const listsAt = align(query.byteLength);
@@ -322,9 +321,9 @@ export class IvfKernels {
       this.workAt + outAt,
       this.workAt + dotsAt,
     );
-    this.x.rotate(this.workAt + outAt, n, this.dim, this.window, this.rounds, this.signs);
+    if (residuals) this.x.rotate(this.workAt + outAt, n, this.dim, this.window, this.rounds, this.signs);
     return {
-      rotated: new Float32Array(buf, this.workAt + outAt, n * this.dim).slice(),
+      rotated: residuals ? new Float32Array(buf, this.workAt + outAt, n * this.dim).slice() : new Float32Array(0),
       dots: new Float64Array(buf, this.workAt + dotsAt, n).slice(),
     };
   }

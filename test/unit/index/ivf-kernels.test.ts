@@ -84,7 +84,10 @@ describe('IVF kernels', () => {
     const r = other.resident(means);
     const q = Float32Array.from({ length: DIM }, () => rand() - 0.5);
     const lists = Uint32Array.of(3, 0, 4);
-    const got = other.rotatedResiduals(q, lists, r.at);
+    const got = other.listsOfQuery(q, lists, r.at, true);
+    const dotsOnly = other.listsOfQuery(q, lists, r.at, false);
+    expect([...dotsOnly.dots]).toEqual([...got.dots]);
+    expect(dotsOnly.rotated).toHaveLength(0);
     lists.forEach((l, j) => {
       const residual = q.map((x, d) => x - (means[l * DIM + d] as number));
       other.rotate(residual);
