@@ -206,14 +206,18 @@ export class IvfKernels {
     return new Uint32Array(buf, this.workAt + outAt, n * 2).slice();
   }
 
-  /** Every row's score against resident rows [from, from + count): q·c − ‖c‖²/2, row-major (n × count). */
-  scoresResident(rows: Float32Array, r: Resident, from: number, count: number): Float32Array {
+  /**
+   * Every row's score against resident rows [from, from + count), row-major (n × count): q·c −
+   * ‖c‖²/2 (the nearest by L2 first), or with `innerProduct` q·c alone.
+   */
+  scoresResident(rows: Float32Array, r: Resident, from: number, count: number, innerProduct = false): Float32Array {
     const n = rows.length / this.dim;
     const outAt = align(rows.byteLength);
     this.reserveWork(outAt + n * count * 4);
     const buf = this.x.memory.buffer;
     new Float32Array(buf, this.workAt, rows.length).set(rows);
-    this.x.dots(this.workAt, n, r.at + from * this.dim * 4, count, this.dim, r.biasAt + from * 4, this.workAt + outAt);
+    const bias = innerProduct ? 0 : r.biasAt + from * 4;
+    this.x.dots(this.workAt, n, r.at + from * this.dim * 4, count, this.dim, bias, this.workAt + outAt);
     return new Float32Array(buf, this.workAt + outAt, n * count).slice();
   }
 

@@ -1,3 +1,4 @@
+import { TopK } from '../../core/top-k.js';
 import type { IvfKernels, Resident } from './ivf-kernels.js';
 import { apportion, assign, lloyd, type KmeansOptions } from './kmeans.js';
 
@@ -5,6 +6,13 @@ import { apportion, assign, lloyd, type KmeansOptions } from './kmeans.js';
 const FLAT_MAX = 1024;
 /** Coarse means searched for a vector's list when it is built: its two nearest. */
 const ASSIGN_COARSE = 2;
+/**
+ * A query's probed lists are chosen among the lists of its nearest coarse means, enough of them
+ * to hold this many times the probes: on real e5 vectors (65,536, 2,048 lists, every vector of
+ * the probed lists re-scored), 32 probes held 0.58 of the true top 10 at 4 times, 0.67 at 16 and
+ * 0.68 with every list scored; 128 probes 0.86 at 4, 0.88 from 8 on.
+ */
+const PROBE_COVER = 16;
 
 /** The lists' means, grouped under coarse means: the lists of coarse mean j are [children[j], children[j + 1]). */
 export interface QuantizerMeans {
@@ -137,8 +145,11 @@ export class Quantizer {
   }
 
   /**
-   * The `probes` lists whose means are nearest `query` (kernels.dim floats), nearest first, from
-   * the lists of its nearest coarse means: enough of them to hold four times `probes` lists.
+   * The `probes` lists whose means have the highest inner product with `query` (kernels.dim
+   * floats), best first, from the lists of its nearest coarse means: enough of them to hold
+   * PROBE_COVER times `probes` lists. By inner product, not by L2 as vectors were assigned: on
+   * real e5 vectors the probed lists then hold more of the true top 10 (lab note
+   * 2026-11-29-ivf-probe-order).
    */
   probe(query: Float32Array, probes: number): Uint32Array {
     const k1 = this.coarse.count;
@@ -147,18 +158,20 @@ export class Quantizer {
     const order = Uint32Array.from({ length: k1 }, (_, j) => j).sort(
       (a, b) => (cs[b] as number) - (cs[a] as number) || a - b,
     );
-    const cand: Array<[number, number]> = [];
+    const top = new TopK(probes);
     let covered = 0;
     for (const j of order) {
-      if (covered >= 4 * probes && cand.length >= probes) break;
+      if (covered >= PROBE_COVER * probes) break;
       const from = children[j] as number;
       const count = (children[j + 1] as number) - from;
       if (count === 0) continue;
-      const fs = this.kernels.scoresResident(query, this.fine, from, count);
-      for (let i = 0; i < count; i++) cand.push([fs[i] as number, from + i]);
+      const fs = this.kernels.scoresResident(query, this.fine, from, count, true);
+      for (let i = 0; i < count; i++) {
+        const s = fs[i] as number;
+        if (top.accepts(s, from + i)) top.push(s, from + i);
+      }
       covered += count;
     }
-    cand.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
-    return Uint32Array.from(cand.slice(0, probes), (c) => c[1]);
+    return Uint32Array.from(top.result(), (h) => h.num);
   }
 }

@@ -252,7 +252,10 @@ export function nearest(q: usize, n: u32, c: usize, k: u32, dim: u32, bias: usiz
   }
 }
 
-/** out[i·k + j] = q_i · c_j + bias_j for `n` rows of q and `k` of c (dim floats each, dim a multiple of 4). */
+/**
+ * out[i·k + j] = q_i · c_j + bias_j for `n` rows of q and `k` of c (dim floats each, dim a
+ * multiple of 4); `bias` 0 for none (the inner product alone).
+ */
 export function dots(q: usize, n: u32, c: usize, k: u32, dim: u32, bias: usize, out: usize): void {
   const rowBytes = <usize>dim * 4;
   for (let i: u32 = 0; i < n; i++) {
@@ -267,7 +270,8 @@ export function dots(q: usize, n: u32, c: usize, k: u32, dim: u32, bias: usize, 
         b = f32x4.add(b, f32x4.mul(v128.load(qi + o, 16), v128.load(cj + o, 16)));
       }
       for (; o < rowBytes; o += 16) a = f32x4.add(a, f32x4.mul(v128.load(qi + o), v128.load(cj + o)));
-      store<f32>(out + (<usize>i * k + j) * 4, hsum(f32x4.add(a, b)) + load<f32>(bias + <usize>j * 4));
+      const add: f32 = bias ? load<f32>(bias + <usize>j * 4) : 0;
+      store<f32>(out + (<usize>i * k + j) * 4, hsum(f32x4.add(a, b)) + add);
     }
   }
 }
