@@ -173,7 +173,7 @@ export const SUITES: Suite[] = [
     about:
       'Real English Wikipedia passages embedded by e5-small-v2 and 1,000 real questions: our IVF of 1-bit codes at several probes and re-scoring depths, our HNSW at its defaults, faiss-cpu IVF-PQ with a refiner and IVF-RaBitQ with the same lists; recall@10 against exact search, one query at a time.',
     needs: 'the passages’ e5-small-v2 vectors (a build’s vectors.bin), PyPI (numpy, faiss-cpu)',
-    runtime: 'about 10 min once the vectors exist (embedding 100k passages on 2 cores: about an hour)',
+    runtime: 'about 20 min at 200k passages once the vectors exist (embedding them on 2 cores: about 2 h)',
     render: renderCalibration,
   },
   {

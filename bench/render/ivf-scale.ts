@@ -214,12 +214,14 @@ export function renderCalibration(results: Results): string {
   const where = (r['where'] ?? []) as Array<{ lost: string; probes: number; rescore: number; recall10: number }>;
   const lists = Number(r['lists']);
   const cover = where.filter((w) => w.lost === 'lists');
+  const first = r['diagnosisQueries'] ? ` (the first ${String(r['diagnosisQueries'])} questions)` : '';
   const codes = where.filter((w) => w.lost === 'codes');
   const why =
     where.length === 0
       ? []
       : [
-          '**Where the recall goes.** The lists probed: with every vector in them re-scored exactly, ' +
+          `**Where the recall goes**${first}. The lists probed: with` +
+            ' every vector in them re-scored exactly, ' +
             cover.map((w) => `${w.probes} of ${lists} lists hold ${w.recall10.toFixed(3)}`).join(', ') +
             ' of the true top 10. The 1-bit codes: with every list probed and the estimate choosing the candidates, ' +
             codes.map((w) => `${w.rescore} re-scored find ${w.recall10.toFixed(3)}`).join(', ') +
@@ -232,7 +234,7 @@ export function renderCalibration(results: Results): string {
     sweep.length === 0
       ? []
       : [
-          '**By share or by number?** The same vectors cut into fewer and more lists, each probed at the same shares of its lists, every vector of the probed lists re-scored (recall@10 the lists allow):',
+          `**By share or by number?** The same vectors cut into fewer and more lists, each probed at the same shares of its lists, every vector of the probed lists re-scored (recall@10 the lists allow${first.replace(' (', '; ').replace(')', '')}):`,
           table(
             counts.map((l): Row => ({
               lists: l,

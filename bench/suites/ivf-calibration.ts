@@ -27,12 +27,13 @@ import { fetchRealModel, modelFetchOptions } from '../../scripts/models/real-mod
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const dim = 384;
 const dir = join(BENCH_DATA, 'calib');
-const indexDir = join(dir, 'cal-indexes');
 const vectorsIn = arg('vectors') as string;
 const passagesIn = arg('passages') as string;
 const available = Math.floor(statSync(vectorsIn).size / (dim * 4));
 const rows = Math.min(Number(arg('rows', String(available))), available);
 const lists = Number(arg('lists', String(Math.round(Math.sqrt(rows) * 2))));
+// one directory per sample size: a build is skipped where its index exists
+const indexDir = join(dir, `cal-indexes-${rows}`);
 const model = await fetchRealModel('e5-small-v2', modelFetchOptions(log));
 
 // the first `rows` vectors as .fbin and their passages, as the build imports them
@@ -104,7 +105,10 @@ interface ProbeOut {
 const out: Array<Record<string, string | number>> = [];
 const probe = runProbe(join(ROOT, 'dist/bench/lib/ivf-probe.js'), [
   ...['--index-dir', indexDir, '--name', 'cal-ivf', '--queries', queriesPath, '--truth', truth, '--dim', String(dim)],
-  ...['--settings', arg('settings', '8:100,16:200,32:200,32:500,64:500,64:1000,128:1000,128:2000,256:2000') as string],
+  ...[
+    '--settings',
+    arg('settings', '8:100,16:200,32:200,32:500,64:200,64:500,128:200,128:500,128:1000,256:500,256:2000') as string,
+  ],
 ]) as unknown as ProbeOut;
 for (const s of probe.settings) {
   out.push({
@@ -116,10 +120,17 @@ for (const s of probe.settings) {
   });
 }
 // where the recall goes: the lists probed (every vector in them re-scored exactly, so the codes
-// cost nothing), and the codes' estimate (every list probed, the estimate picks the candidates)
+// cost nothing), and the codes' estimate (every list probed, the estimate picks the candidates
+// among all the vectors: at 200,000, as many as 128 lists of 21M hold). These re-score up to
+// every vector a query, so they use the first `--diagnosis-queries` questions.
+const diagnosisQueries = arg('diagnosis-queries', '300') as string;
 const diagnosis = runProbe(join(ROOT, 'dist/bench/lib/ivf-probe.js'), [
   ...['--index-dir', indexDir, '--name', 'cal-ivf', '--queries', queriesPath, '--truth', truth, '--dim', String(dim)],
-  ...['--settings', [8, 4, 2].map((d) => `${lists / d}:${rows}`).join(',') + `,${lists}:500,${lists}:2000`],
+  ...['--queries-used', diagnosisQueries],
+  ...[
+    '--settings',
+    [8, 4, 2].map((d) => `${lists / d}:${rows}`).join(',') + `,${lists}:200,${lists}:500,${lists}:2000`,
+  ],
 ]) as unknown as ProbeOut;
 const where = diagnosis.settings.map((s) => ({
   lost: s.rescore === rows ? 'lists' : 'codes',
@@ -139,6 +150,7 @@ for (const l of (arg('lists-sweep', `${lists / 4},${lists},${lists * 4}`) as str
   const r = runProbe(join(ROOT, 'dist/bench/lib/ivf-probe.js'), [
     ...['--index-dir', indexDir, '--name', name, '--queries', queriesPath, '--truth', truth, '--dim', String(dim)],
     ...['--settings', shares.map((d) => `${l / d}:${rows}`).join(',')],
+    ...['--queries-used', diagnosisQueries],
   ]) as unknown as ProbeOut;
   for (const x of r.settings) sweep.push({ lists: l, probes: x.probes, recall10: Number(x.recall10.toFixed(4)) });
 }
@@ -224,6 +236,7 @@ writeResult('ivf-calibration', {
   rows: out,
   where,
   sweep,
+  diagnosisQueries: Number(diagnosisQueries),
   builds: { ivf: ivfBuild, hnsw: hnswBuild },
   lists,
   vectors: rows,
