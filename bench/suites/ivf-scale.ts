@@ -43,10 +43,25 @@ const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const FULL = 21_000_000;
 
 const resultPath = join(BENCH_RESULTS, 'ivf-scale.json');
+interface RunStamp {
+  date?: string;
+  commit?: string;
+  command?: string;
+}
 const previous = existsSync(resultPath)
-  ? (JSON.parse(readFileSync(resultPath, 'utf8')) as { runs?: Record<string, Record<string, unknown>> })
+  ? (JSON.parse(readFileSync(resultPath, 'utf8')) as RunStamp & {
+      runs?: Record<string, Record<string, unknown>>;
+      earlier?: RunStamp[];
+    })
   : {};
 const runs: Record<string, Record<string, unknown>> = previous.runs ?? {};
+// a run of some steps or sizes keeps the others' figures: the runs they came from are named too
+const earlier: RunStamp[] = previous.command
+  ? [{ date: previous.date, commit: previous.commit, command: previous.command }, ...(previous.earlier ?? [])].slice(
+      0,
+      4,
+    )
+  : [];
 
 ensureVectors(queriesPath, 'clustered', 1000, dim, 22);
 const queries = readVectors(queriesPath, dim);
@@ -57,7 +72,7 @@ for (const n of sizes) {
   const live = join(indexDir, name);
   const run: Record<string, unknown> = { ...(runs[label] ?? {}), passages: n };
   runs[label] = run;
-  const save = (): void => void writeResult('ivf-scale', { runs });
+  const save = (): void => void writeResult('ivf-scale', { runs, earlier });
 
   const buildLog = arg('build-log') as string | undefined;
   if (steps.has('build') && buildLog !== undefined) {
