@@ -37,6 +37,13 @@ interface FaissPeer {
   };
   indexMiB: number;
 }
+/** The calibration's sweep: what a share of the lists holds, every vector of them re-scored. */
+interface SweepRow {
+  lists: number;
+  probes: number;
+  recall10: number;
+}
+
 interface Run {
   passages: number;
   build?: {
@@ -221,27 +228,28 @@ export function renderCalibration(results: Results): string {
   const where = (r['where'] ?? []) as Array<{ lost: string; probes: number; rescore: number; recall10: number }>;
   const lists = Number(r['lists']);
   const cover = where.filter((w) => w.lost === 'lists');
-  const first = r['diagnosisQueries'] ? ` (the first ${String(r['diagnosisQueries'])} questions)` : '';
+  // the diagnosis and the sweep ran on the first `diagnosisQueries` questions (when recorded)
+  const subset = r['diagnosisQueries'] ? `the first ${String(r['diagnosisQueries'])} questions` : '';
   const codes = where.filter((w) => w.lost === 'codes');
   const why =
     where.length === 0
       ? []
       : [
-          `**Where the recall goes**${first}. The lists probed: with` +
+          `**Where the recall goes**${subset ? ` (${subset})` : ''}. The lists probed: with` +
             ' every vector in them re-scored exactly, ' +
             cover.map((w) => `${w.probes} of ${lists} lists hold ${w.recall10.toFixed(3)}`).join(', ') +
             ' of the true top 10. The 1-bit codes: with every list probed and the estimate choosing the candidates, ' +
             codes.map((w) => `${w.rescore} re-scored find ${w.recall10.toFixed(3)}`).join(', ') +
             '.',
         ];
-  const sweep = (r['sweep'] ?? []) as Array<{ lists: number; probes: number; recall10: number }>;
+  const sweep = (r['sweep'] ?? []) as SweepRow[];
   const counts = [...new Set(sweep.map((x) => x.lists))].sort((a, b) => a - b);
   const shares = [...new Set(sweep.map((x) => x.lists / x.probes))].sort((a, b) => b - a);
   const bySweep =
     sweep.length === 0
       ? []
       : [
-          `**By share or by number?** The same vectors cut into fewer and more lists, each probed at the same shares of its lists, every vector of the probed lists re-scored (recall@10 the lists allow${first.replace(' (', '; ').replace(')', '')}):`,
+          `**By share or by number?** The same vectors cut into fewer and more lists, each probed at the same shares of its lists, every vector of the probed lists re-scored (recall@10 the lists allow${subset ? `; ${subset}` : ''}):`,
           table(
             counts.map((l): Row => ({
               lists: l,
@@ -329,7 +337,7 @@ function realRecall(calib: Result | undefined): Row[] {
   if (!calib || rows.length === 0) return [];
   const n = Number(calib['vectors']).toLocaleString('en');
   const lists = String(calib['lists']);
-  const sweep = (calib['sweep'] ?? []) as Array<{ lists: number; probes: number; recall10: number }>;
+  const sweep = (calib['sweep'] ?? []) as SweepRow[];
   const most = Math.max(...sweep.map((x) => x.lists));
   const enough = sweep.filter((x) => x.lists === most && x.recall10 >= 0.9).sort((a, b) => a.probes - b.probes)[0];
   return [
