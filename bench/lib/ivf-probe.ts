@@ -53,17 +53,19 @@ for (const [probes, rescore] of settings) {
   // candidates as a fresh query finds them, read from disk), then again with them cached
   const vectorsFile = join(indexDir, name, 'vectors.bin');
   if (evict) evictPages(vectorsFile);
-  const pass = (): { recall10: number; p50: number; p99: number; mean: number } => {
+  const pass = (): { recall10: number; p50: number; p99: number; mean: number; read: number } => {
     let hit10 = 0;
+    let read = 0;
     const lat: number[] = [];
     for (let i = 0; i < nq; i++) {
       const t = performance.now();
       const got = dense.search(qv.subarray(i * dim, (i + 1) * dim), 10).map((h) => h.num);
       lat.push(performance.now() - t);
+      read += dense.lastRescored ?? NaN;
       const gt = new Set(truth.subarray(i * tk, i * tk + 10));
       for (const g of got) if (gt.has(g)) hit10++;
     }
-    return { recall10: hit10 / (nq * 10), ...summarize(lat) };
+    return { recall10: hit10 / (nq * 10), read: read / nq, ...summarize(lat) };
   };
   const cold = pass();
   const warm = evict ? pass() : cold;
@@ -75,6 +77,7 @@ for (const [probes, rescore] of settings) {
     p50ms: cold.p50,
     p99ms: cold.p99,
     meanMs: cold.mean,
+    rescoredPerQuery: cold.read,
     ...(evict ? { warmP50ms: warm.p50, warmP99ms: warm.p99 } : {}),
   });
   process.stderr.write(`${JSON.stringify(rows[rows.length - 1])}\n`);

@@ -12,6 +12,8 @@ interface Setting {
   p99ms: number;
   warmP50ms?: number;
   warmP99ms?: number;
+  /** Rows read to re-score, a query's mean (upper bounds stop it early); absent before they did. */
+  rescoredPerQuery?: number;
 }
 interface Server {
   readyS: number;
@@ -135,12 +137,13 @@ export function renderIvfScale(results: Results): string {
     const settings = runs[s]?.ours?.settings ?? [];
     parts.push(
       `**Recall and latency at ${s}**, one query at a time through the dense arm as the server opens it: ` +
-        'recall@10 against exact search of 1,000 queries; "cold" with `vectors.bin` evicted from the page cache before the setting (each candidate re-scored is a read from disk), "warm" the same queries again.',
+        'recall@10 against exact search of 1,000 queries; "rows read", of the candidates, to re-score them, highest upper bound first until none can enter; "cold" with `vectors.bin` evicted from the page cache before the setting (each row read is a read from disk), "warm" the same queries again.',
       table(
         settings.map((x): Row => ({
           probes: x.probes,
           're-scored': x.rescore,
           'recall@10': x.recall10.toFixed(4),
+          'rows read': x.rescoredPerQuery === undefined ? '—' : x.rescoredPerQuery.toFixed(0),
           'cold p50 ms': ms(x.p50ms),
           'cold p99 ms': ms(x.p99ms),
           'warm p50 ms': ms(x.warmP50ms),

@@ -16,7 +16,8 @@
  *   same vectors and queries (bench/peers/faiss_ivf_peer.py).
  *
  *   npm run bench -- ivf-scale [--sizes 1000000,5000000,21000000] [--steps build,truth,ours,server,faiss]
- *     [--settings 8:100,16:200,...] [--faiss-settings 'nprobe=16,k_factor_rf=4|…'] [--build-log LOG]
+ *     [--settings 8:100,16:200,...] [--ivfpq-refine-params 'nprobe=16,k_factor_rf=4|…'] [--ivf-rabitq-params …] [--build-log LOG]
+ *     [--faiss-coarse ours|faiss]  (ours: faiss's coarse quantizer holds our list means; 21M's default)
  *
  * Needs about 75 GB of disk at 21M (the vectors twice as f16 during the import, then faiss's
  * IVF-PQ with an SQ8 refiner: 18 GB). Writes bench/results/ivf-scale.json, merged per size.
@@ -41,6 +42,8 @@ const model = join(dir, 'bert-768-1layer');
 const queriesPath = join(dir, 'q1000.f32');
 const log = (line: string): void => void process.stderr.write(`${line}\n`);
 const FULL = 21_000_000;
+/** Rows faiss trains its codes on when the coarse quantizer is ours (PQ's k-means samples 65,536 anyway). */
+const TRAIN_CODES = 131_072;
 
 const resultPath = join(BENCH_RESULTS, 'ivf-scale.json');
 interface RunStamp {
@@ -306,8 +309,14 @@ function faiss(label: string, live: string, truth: string, n: number): Record<st
       key: 'ivf-rabitq',
       factory: `IVF${lists}_HNSW32,RaBitQ`,
       params: probes.map((p) => `nprobe=${p}`).join('|'),
+      // its scan took 12 µs a code at 1M (nprobe 64: 197 ms a query): at 21M, 300 queries
+      maxQueries: n >= FULL ? 300 : 1000,
     },
   ];
+  // faiss's own k-means of 16,384 lists takes hours on 2 cores (1M's 4,096 took 14 minutes); at
+  // that size it gets our list means and trains only its codes: its build time then leaves the
+  // k-means out, which ours includes
+  const coarse = (arg('faiss-coarse', n >= FULL ? 'ours' : 'faiss') as string) === 'ours';
   const out: Record<string, unknown> = {};
   for (const p of peers) {
     const index = join(dir, `faiss-${p.key}-${label}.faiss`);
@@ -317,7 +326,8 @@ function faiss(label: string, live: string, truth: string, n: number): Record<st
       const b = runCommand(py, [
         join(ROOT, 'bench/peers/faiss_ivf_peer.py'),
         ...['--phase', 'build', '--vectors', join(live, 'vectors.bin'), '--factory', p.factory, '--index', index],
-        ...['--train', String(Math.min(n, lists * 32))],
+        ...['--train', String(Math.min(n, coarse ? TRAIN_CODES : lists * 32))],
+        ...(coarse ? ['--coarse-from', join(live, 'dense.ivf')] : []),
       ]);
       writeFileSync(
         built,
@@ -332,6 +342,7 @@ function faiss(label: string, live: string, truth: string, n: number): Record<st
       join(ROOT, 'bench/peers/faiss_ivf_peer.py'),
       ...['--phase', 'serve', '--vectors', join(live, 'vectors.bin'), '--factory', p.factory, '--index', index],
       ...['--queries', queriesPath, '--truth', truth, '--params', arg(`${p.key}-params`, p.params) as string],
+      ...['--max-queries', String(p.maxQueries ?? 1000)],
     ]);
     out[p.key] = {
       build: JSON.parse(readFileSync(built, 'utf8')) as unknown,

@@ -50,6 +50,8 @@ export interface DenseArm {
   search(query: Float32Array, k: number, filter?: ChunkFilter): ScoredHit[];
   /** `search` for each query; an ANN arm walks the graph for all of them on several threads. */
   searchMany(queries: readonly Float32Array[], k: number, filter?: ChunkFilter): ScoredHit[][];
+  /** Stored rows the last `search` read to re-score its candidates, where the arm counts them. */
+  readonly lastRescored?: number;
   close(): void;
 }
 

@@ -10,11 +10,14 @@ export interface ScoredHit {
 export class TopK {
   private readonly scores: Float64Array;
   private readonly nums: Int32Array;
+  /** A number carried with each hit (`push`'s third argument), for `entries`. */
+  private readonly extras: Float64Array;
   private size = 0;
 
   constructor(readonly k: number) {
     this.scores = new Float64Array(k);
     this.nums = new Int32Array(k);
+    this.extras = new Float64Array(k);
   }
 
   /** True when (score, num) would enter the current top k. */
@@ -28,7 +31,7 @@ export class TopK {
     return this.size === this.k && this.k > 0 ? (this.scores[0] as number) : -Infinity;
   }
 
-  push(score: number, num: number): void {
+  push(score: number, num: number, extra = 0): void {
     if (this.k === 0) return;
     if (this.size < this.k) {
       let i = this.size++;
@@ -36,12 +39,10 @@ export class TopK {
       while (i > 0) {
         const p = (i - 1) >> 1;
         if (!better(this.scores[p] as number, this.nums[p] as number, score, num)) break;
-        this.scores[i] = this.scores[p] as number;
-        this.nums[i] = this.nums[p] as number;
+        this.move(p, i);
         i = p;
       }
-      this.scores[i] = score;
-      this.nums[i] = num;
+      this.place(i, score, num, extra);
       return;
     }
     if (!better(score, num, this.scores[0] as number, this.nums[0] as number)) return;
@@ -57,12 +58,30 @@ export class TopK {
       )
         w = r;
       if (!better(score, num, this.scores[w] as number, this.nums[w] as number)) break;
-      this.scores[i] = this.scores[w] as number;
-      this.nums[i] = this.nums[w] as number;
+      this.move(w, i);
       i = w;
     }
+    this.place(i, score, num, extra);
+  }
+
+  /** The hits with what `push` carried for each, in no order. */
+  entries(): Array<ScoredHit & { extra: number }> {
+    const out: Array<ScoredHit & { extra: number }> = [];
+    for (let i = 0; i < this.size; i++)
+      out.push({ num: this.nums[i] as number, score: this.scores[i] as number, extra: this.extras[i] as number });
+    return out;
+  }
+
+  private move(from: number, to: number): void {
+    this.scores[to] = this.scores[from] as number;
+    this.nums[to] = this.nums[from] as number;
+    this.extras[to] = this.extras[from] as number;
+  }
+
+  private place(i: number, score: number, num: number, extra: number): void {
     this.scores[i] = score;
     this.nums[i] = num;
+    this.extras[i] = extra;
   }
 
   /** Best first. */

@@ -190,6 +190,35 @@ describe('IVF index of 1-bit codes', () => {
     }
   });
 
+  it('re-scores highest bound first and stops where no candidate can enter: the top 10 of every candidate, fewer read', () => {
+    const ix = new IvfIndex(join(tmp.dir, 'dense.ivf'), { dim: DIM, count: N }, 'rebuild');
+    const rows = new VectorReader(vecPath, DIM, 'f32', N);
+    const arm = openDenseArm(tmp.dir, manifest(ivfAnn(8, 400)), 'rebuild', { mmap: true, rescoreFactor: 4 });
+    try {
+      let read = 0;
+      let above = 0;
+      for (const q of queries) {
+        const cand = ix.bounded(q, 8, 400);
+        expect(cand).toHaveLength(400);
+        // the bound holds: a candidate's exact score is at most its upper bound
+        const exact = cand.map((c) => ({ num: c.num, score: rows.dotRow(c.num, q), upper: c.upper }));
+        above += exact.filter((c) => c.score > c.upper).length;
+        const all = exact
+          .sort((a, b) => b.score - a.score || a.num - b.num)
+          .slice(0, 10)
+          .map((c) => c.num);
+        expect(arm.search(q, 10).map((h) => h.num)).toEqual(all);
+        read += arm.lastRescored ?? NaN;
+      }
+      expect(above / (queries.length * 400)).toBeLessThan(0.005);
+      expect(read / queries.length).toBeLessThan(200);
+    } finally {
+      ix.close();
+      rows.close();
+      arm.close();
+    }
+  });
+
   it('reopened from its file, it answers the same, its lists read as they are probed or held in memory', () => {
     const a = new IvfIndex(join(tmp.dir, 'dense.ivf'), { dim: DIM, count: N }, 'rebuild');
     const before = queries.map((q) => a.candidates(q, 6, 50));

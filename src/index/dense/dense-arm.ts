@@ -233,6 +233,9 @@ class AnnArm implements DenseArm {
  * selectivity, and exactly where that leaves fewer than k.
  */
 class IvfArm implements DenseArm {
+  /** Rows re-scored by the last search (of at most the candidates asked for). */
+  lastRescored = 0;
+
   constructor(
     readonly encoderId: string,
     private readonly vectors: VectorReader,
@@ -245,16 +248,35 @@ class IvfArm implements DenseArm {
   search(query: Float32Array, k: number, filter?: ChunkFilter): ScoredHit[] {
     checkDim(query, this.vectors.dim);
     const want = Math.max(this.rescoreCount, 2 * k);
-    if (!filter) return rescoreExact(this.vectors, query, this.ivf.candidates(query, this.probes, want), k);
+    if (!filter) return this.rescore(query, this.ivf.bounded(query, this.probes, want), k);
     if (filter.nums.length <= EXACT_FILTER_MAX) return rescoreExact(this.vectors, query, filter.nums, k);
     const widen = Math.min(16, Math.ceil(this.vectors.count / filter.nums.length));
-    const cand = this.ivf.candidates(query, this.probes * widen, want, filter);
-    if (cand.length >= k) return rescoreExact(this.vectors, query, cand, k);
+    const cand = this.ivf.bounded(query, this.probes * widen, want, filter);
+    if (cand.length >= k) return this.rescore(query, cand, k);
     return rescoreExact(this.vectors, query, filter.nums, k);
   }
 
   searchMany(queries: readonly Float32Array[], k: number, filter?: ChunkFilter): ScoredHit[][] {
     return queries.map((q) => this.search(q, k, filter));
+  }
+
+  /**
+   * The exact top k of candidates taken highest upper bound first, stopping at the first whose
+   * bound is under the k-th exact score: the rest cannot enter (as far as the bound holds), so
+   * most of them are never read. Where every vector is a candidate, every one is read: exact.
+   */
+  private rescore(query: Float32Array, cand: Array<{ num: number; upper: number }>, k: number): ScoredHit[] {
+    const top = new TopK(Math.min(k, cand.length));
+    const every = cand.length >= this.vectors.count;
+    let read = 0;
+    for (const c of cand) {
+      if (!every && c.upper < top.threshold()) break;
+      const s = this.vectors.dotRow(c.num, query);
+      read++;
+      if (top.accepts(s, c.num)) top.push(s, c.num);
+    }
+    this.lastRescored = read;
+    return top.result();
   }
 
   close(): void {
