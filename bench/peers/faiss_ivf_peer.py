@@ -22,7 +22,7 @@ p.add_argument('--dim', type=int, default=768)
 p.add_argument('--factory', required=True)
 p.add_argument('--index', required=True)
 p.add_argument('--train', type=int, default=500_000)
-p.add_argument('--block', type=int, default=250_000)
+p.add_argument('--block', type=int, default=100_000)
 p.add_argument('--threads', type=int, default=2)
 p.add_argument('--queries'); p.add_argument('--truth')
 p.add_argument('--params', default='')
@@ -74,8 +74,24 @@ if a.phase == 'build':
     idx.train(sample)
     del sample
     train_s = time.time() - t0
-    for start in range(0, n, a.block):
-        idx.add(np.ascontiguousarray(X[start:start + a.block], dtype=np.float32))
+    top = faiss.downcast_index(idx)
+    refine = faiss.downcast_index(top.refine_index) if isinstance(top, faiss.IndexRefine) else None
+    if refine is not None and isinstance(refine, faiss.IndexFlatCodes):
+        # the refiner's codes (SQ8: 16 GB at 21M) grow by doubling when added block by block, and
+        # the copy at the last doubling does not fit 24 GB: sized once, filled in place instead
+        base = faiss.downcast_index(top.base_index)
+        cs = refine.code_size
+        refine.codes.resize(n * cs)
+        codes = faiss.rev_swig_ptr(refine.codes.data(), n * cs)
+        for start in range(0, n, a.block):
+            block = np.ascontiguousarray(X[start:start + a.block], dtype=np.float32)
+            base.add(block)
+            codes[start * cs:(start + len(block)) * cs] = refine.sa_encode(block).ravel()
+        refine.ntotal = n
+        top.ntotal = n
+    else:
+        for start in range(0, n, a.block):
+            idx.add(np.ascontiguousarray(X[start:start + a.block], dtype=np.float32))
     build_s = time.time() - t0
     faiss.write_index(idx, a.index)
     print(json.dumps({'phase': 'build', 'factory': a.factory, 'faissVersion': faiss.__version__, 'vectors': int(n),

@@ -18,6 +18,7 @@
  *   npm run bench -- ivf-scale [--sizes 1000000,5000000,21000000] [--steps build,truth,ours,server,faiss]
  *     [--settings 8:100,16:200,...] [--ivfpq-refine-params 'nprobe=16,k_factor_rf=4|…'] [--ivf-rabitq-params …] [--build-log LOG]
  *     [--faiss-coarse ours|faiss]  (ours: faiss's coarse quantizer holds our list means; 21M's default)
+ *     [--faiss-peers ivfpq-refine,ivf-rabitq]
  *
  * Needs about 75 GB of disk at 21M (the vectors twice as f16 during the import, then faiss's
  * IVF-PQ with an SQ8 refiner: 18 GB). Writes bench/results/ivf-scale.json, merged per size.
@@ -318,8 +319,10 @@ function faiss(label: string, live: string, truth: string, n: number): Record<st
   // that size it gets our list means and trains only its codes: its build time then leaves the
   // k-means out, which ours includes
   const coarse = (arg('faiss-coarse', n >= FULL ? 'ours' : 'faiss') as string) === 'ours';
-  const out: Record<string, unknown> = {};
-  for (const p of peers) {
+  // --faiss-peers ivfpq-refine,ivf-rabitq: those alone, the others' figures kept from before
+  const chosen = (arg('faiss-peers', peers.map((p) => p.key).join(',')) as string).split(',');
+  const out: Record<string, unknown> = { ...((runs[label]?.['faiss'] as Record<string, unknown> | undefined) ?? {}) };
+  for (const p of peers.filter((x) => chosen.includes(x.key))) {
     const index = join(dir, `faiss-${p.key}-${label}.faiss`);
     const built = `${index}.build.json`;
     if (!existsSync(built)) {
