@@ -143,7 +143,7 @@ for (const n of sizes) {
     save();
   }
 }
-writeResult('ivf-scale', { runs });
+writeResult('ivf-scale', { runs, earlier });
 
 /** The version of an index's dense.ivf (format 2 reads codes against the query's residual). */
 function ivfFormat(live: string): number {
