@@ -60,10 +60,11 @@ const previous = existsSync(resultPath)
   : {};
 const runs: Record<string, Record<string, unknown>> = previous.runs ?? {};
 // a run of some steps or sizes keeps the others' figures: the runs they came from are named too
+// (the last six: a run that measured everything again is a run of every step and size)
 const earlier: RunStamp[] = previous.command
   ? [{ date: previous.date, commit: previous.commit, command: previous.command }, ...(previous.earlier ?? [])].slice(
       0,
-      4,
+      6,
     )
   : [];
 
