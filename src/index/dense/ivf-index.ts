@@ -117,6 +117,8 @@ export class IvfIndex {
     const dim = h.dimPadded;
     const qp = new Float32Array(dim);
     qp.set(query);
+    let qq = 0;
+    for (const x of query) qq += x * x;
     const lists = this.nearestLists(qp, Math.min(probes, h.lists));
     const residual = h.version >= 2;
     // each probed list's rotated residual q − c (version 2) and <c, q>; version 1 reads Pq alone
@@ -135,14 +137,11 @@ export class IvfIndex {
       const n = this.sizes[l] as number;
       if (n === 0) continue;
       const cq = prep.dots[j] as number;
-      // the error bound's scale: ‖q − c‖ (version 2) or ‖q‖ = 1 (version 1)
-      let qNorm = 1;
+      // the error bound's scale: ‖q − c‖ = √(‖q‖² − 2<c, q> + ‖c‖²) (version 2) or ‖q‖ (version 1)
+      let qNorm = Math.sqrt(qq);
       if (residual) {
-        const qr = prep.rotated.subarray(j * dim, (j + 1) * dim);
-        tables = this.kernels.tables(qr);
-        let s2 = 0;
-        for (let d = 0; d < dim; d++) s2 += (qr[d] as number) * (qr[d] as number);
-        qNorm = Math.sqrt(s2);
+        tables = this.kernels.tables(prep.rotated.subarray(j * dim, (j + 1) * dim));
+        qNorm = Math.sqrt(Math.max(0, qq - 2 * cq + (this.quantizer.meanNormsSquared[l] as number)));
       }
       const blocks = Math.ceil(n / 16);
       const at = this.offsets[l] as number;

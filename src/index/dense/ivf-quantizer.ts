@@ -82,6 +82,8 @@ export class Quantizer {
   private readonly coarse: Resident;
   private readonly fine: Resident;
   readonly lists: number;
+  /** ‖c‖² of each list's mean, from the biases (−‖c‖²/2) made resident with them. */
+  readonly meanNormsSquared: Float32Array;
 
   constructor(
     private readonly kernels: IvfKernels,
@@ -90,6 +92,8 @@ export class Quantizer {
     this.coarse = kernels.resident(means.coarse);
     this.fine = kernels.resident(means.fine);
     this.lists = this.fine.count;
+    const biases = kernels.held(this.fine.biasAt, this.lists * 4);
+    this.meanNormsSquared = new Float32Array(biases.buffer, biases.byteOffset, this.lists).map((b) => -2 * b);
   }
 
   /** The address of the lists' means in the kernels' memory (rows of kernels.dim floats). */
